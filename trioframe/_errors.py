@@ -1,0 +1,290 @@
+"""The three error families and the one standard error body.
+
+* :class:`Error` and its subclasses: HTTP answers the application (or the framework on
+  its behalf) chose. They render to the standard JSON error body.
+* :class:`ConfigurationError`: a developer's mistake, raised at registration or startup.
+* Protocol errors (the peer broke HTTP) live in ``trioframe._protocol``; they carry a status
+  hint and are rendered with the same body by the server.
+
+Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import http
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+__all__ = [
+    "BadRequest",
+    "ConfigurationError",
+    "Conflict",
+    "Error",
+    "Forbidden",
+    "InternalServerError",
+    "MethodNotAllowed",
+    "NotFound",
+    "PayloadTooLarge",
+    "TooManyRequests",
+    "Unauthorized",
+    "UnsupportedMediaType",
+    "ValidationError",
+    "error_body",
+    "reason_phrase",
+]
+
+
+class ConfigurationError(Exception):
+    """The application is set up wrongly (a bad route pattern, a duplicate route, an
+    unknown handler annotation). Raised at registration or when the app is frozen, never
+    while serving a request."""
+
+
+def reason_phrase(status: int) -> str:
+    """The standard reason phrase for ``status`` (``"Unknown"`` for unregistered codes).
+
+    User text never becomes a reason phrase: this table is the only source."""
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return "Unknown"
+
+
+def error_body(
+    status: int,
+    message: str,
+    errors: Iterable[str] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> bytes:
+    """Render the standard error body: ``{"status", "error", "message"[, "errors"]}``."""
+    doc: dict[str, Any] = {"status": status, "error": reason_phrase(status), "message": message}
+    if errors is not None:
+        doc["errors"] = list(errors)
+    if extra:
+        for key, value in extra.items():
+            doc.setdefault(key, value)
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+class Error(Exception):
+    """An HTTP error answer: raise it from a handler, an extractor or a middleware.
+
+    ``Error(status, message, headers=None, errors=None)`` works for any 4xx/5xx status; the
+    class methods below build the common ones, each returning the matching subclass.
+    The response carries the standard error body and the given ``headers``.
+    """
+
+    default_status: ClassVar[int] = 500
+    default_message: ClassVar[str] = ""
+
+    status: int
+    message: str
+    headers: dict[str, str]
+    errors: list[str] | None
+
+    def __init__(
+        self,
+        status: int | None = None,
+        message: str | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        errors: Iterable[str] | None = None,
+    ) -> None:
+        status = self.default_status if status is None else int(status)
+        if not 400 <= status <= 599:
+            raise ValueError(f"Error status must be 4xx or 5xx, not {status}")
+        self.status = status
+        self.message = self.default_message if message is None else message
+        if not self.message:
+            self.message = reason_phrase(status)
+        self.headers = dict(headers or {})
+        self.errors = None if errors is None else list(errors)
+        super().__init__(self.status, self.message)
+
+    def __str__(self) -> str:
+        return f"{self.status} {reason_phrase(self.status)}: {self.message}"
+
+    @property
+    def public_message(self) -> str:
+        """The message sent to the client (5xx internal details are withheld)."""
+        return self.message
+
+    def body(self) -> bytes:
+        """The standard error body for this error."""
+        return error_body(self.status, self.public_message, self.errors)
+
+    # -- constructors -------------------------------------------------------------------
+    @staticmethod
+    def bad_request(message: str = "", *, headers: Mapping[str, str] | None = None) -> BadRequest:
+        """400 Bad Request."""
+        return BadRequest(message=message or None, headers=headers)
+
+    @staticmethod
+    def unauthorized(
+        message: str = "", *, headers: Mapping[str, str] | None = None
+    ) -> Unauthorized:
+        """401 Unauthorized; pass ``headers={"WWW-Authenticate": ...}`` to challenge."""
+        return Unauthorized(message=message or None, headers=headers)
+
+    @staticmethod
+    def forbidden(message: str = "", *, headers: Mapping[str, str] | None = None) -> Forbidden:
+        """403 Forbidden."""
+        return Forbidden(message=message or None, headers=headers)
+
+    @staticmethod
+    def not_found(resource: str = "", *, headers: Mapping[str, str] | None = None) -> NotFound:
+        """404 Not Found with message ``"<resource> not found"``."""
+        return NotFound(message=f"{resource} not found" if resource else None, headers=headers)
+
+    @staticmethod
+    def method_not_allowed(
+        message: str = "", *, headers: Mapping[str, str] | None = None
+    ) -> MethodNotAllowed:
+        """405 Method Not Allowed."""
+        return MethodNotAllowed(message=message or None, headers=headers)
+
+    @staticmethod
+    def conflict(message: str = "", *, headers: Mapping[str, str] | None = None) -> Conflict:
+        """409 Conflict."""
+        return Conflict(message=message or None, headers=headers)
+
+    @staticmethod
+    def payload_too_large(
+        message: str = "", *, headers: Mapping[str, str] | None = None
+    ) -> PayloadTooLarge:
+        """413 Content Too Large."""
+        return PayloadTooLarge(message=message or None, headers=headers)
+
+    @staticmethod
+    def unsupported_media_type(
+        message: str = "", *, headers: Mapping[str, str] | None = None
+    ) -> UnsupportedMediaType:
+        """415 Unsupported Media Type."""
+        return UnsupportedMediaType(message=message or None, headers=headers)
+
+    @staticmethod
+    def validation(
+        messages: Iterable[str], *, headers: Mapping[str, str] | None = None
+    ) -> ValidationError:
+        """422 with ``errors`` = the messages."""
+        return ValidationError(messages, headers=headers)
+
+    @staticmethod
+    def too_many_requests(
+        message: str = "",
+        retry_after: float | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+    ) -> TooManyRequests:
+        """429 Too Many Requests, with ``Retry-After`` when ``retry_after`` is given."""
+        return TooManyRequests(message or None, retry_after=retry_after, headers=headers)
+
+    @staticmethod
+    def internal(
+        message: str = "", *, headers: Mapping[str, str] | None = None
+    ) -> InternalServerError:
+        """500; the message is logged by the server, never sent to the client."""
+        return InternalServerError(message=message or None, headers=headers)
+
+
+class _FixedStatusError(Error):
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        errors: Iterable[str] | None = None,
+    ) -> None:
+        super().__init__(None, message, headers=headers, errors=errors)
+
+
+class BadRequest(_FixedStatusError):
+    """400 Bad Request."""
+
+    default_status = 400
+
+
+class Unauthorized(_FixedStatusError):
+    """401 Unauthorized."""
+
+    default_status = 401
+
+
+class Forbidden(_FixedStatusError):
+    """403 Forbidden."""
+
+    default_status = 403
+
+
+class NotFound(_FixedStatusError):
+    """404 Not Found."""
+
+    default_status = 404
+
+
+class MethodNotAllowed(_FixedStatusError):
+    """405 Method Not Allowed."""
+
+    default_status = 405
+
+
+class Conflict(_FixedStatusError):
+    """409 Conflict."""
+
+    default_status = 409
+
+
+class PayloadTooLarge(_FixedStatusError):
+    """413 Content Too Large."""
+
+    default_status = 413
+
+
+class UnsupportedMediaType(_FixedStatusError):
+    """415 Unsupported Media Type."""
+
+    default_status = 415
+
+
+class ValidationError(_FixedStatusError):
+    """422 Unprocessable Content; ``errors`` lists what failed."""
+
+    default_status = 422
+
+    def __init__(
+        self,
+        messages: Iterable[str] = (),
+        message: str | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message or "validation failed", headers=headers, errors=messages)
+
+
+class TooManyRequests(_FixedStatusError):
+    """429 Too Many Requests."""
+
+    default_status = 429
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        retry_after: float | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        merged = dict(headers or {})
+        if retry_after is not None:
+            merged.setdefault("Retry-After", str(max(0, int(-(-retry_after // 1)))))
+        super().__init__(message, headers=merged)
+
+
+class InternalServerError(_FixedStatusError):
+    """500 Internal Server Error; the message stays in the log."""
+
+    default_status = 500
+
+    @property
+    def public_message(self) -> str:
+        return reason_phrase(self.status)

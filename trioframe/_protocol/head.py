@@ -1,0 +1,89 @@
+"""Strict checks on a raw HTTP/1.1 request head, before h11 parses it.
+
+h11 is lenient in places where a front server must not be (it unfolds obs-fold, accepts
+control characters in values, merges duplicate Content-Length, accepts Transfer-Encoding on
+HTTP/1.0, and only limits the head size across reads). These checks run once per head on
+the complete head bytes; each failure is a ``ProtocolError`` with its status.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from .errors import ProtocolError
+
+__all__ = ["HeadLimits", "check_head", "check_partial_head"]
+
+# Control characters other than HTAB, or a CR/LF that is not part of a CRLF pair.
+_BAD_BYTES = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)|(?<!\r)\n")
+_OBS_FOLD = re.compile(rb"\r\n[ \t]")
+_FRAMING = re.compile(rb"\r\n(content-length|transfer-encoding)[ \t]*:([^\r]*)", re.IGNORECASE)
+_VERSION = re.compile(rb"HTTP/(\d)\.(\d)")
+
+
+@attrs.frozen
+class HeadLimits:
+    """Size limits for a request head (see ``ServerConfig``)."""
+
+    max_head_size: int = 16 * 1024
+    max_request_line_size: int = 8 * 1024
+    max_header_count: int = 100
+
+
+def check_partial_head(buffer: bytes | bytearray, limits: HeadLimits) -> None:
+    """Checks on a head that is not complete yet: the request line and the whole head
+    must be able to fit their limits."""
+    line_end = buffer.find(b"\r\n", 0, limits.max_request_line_size + 2)
+    if line_end == -1 and len(buffer) > limits.max_request_line_size:
+        raise ProtocolError(414, "request line too long")
+    if len(buffer) > limits.max_head_size:
+        raise ProtocolError(431, "request head too large")
+
+
+def check_head(head: bytes, limits: HeadLimits) -> None:
+    """Validate a complete head (request line through the final CRLF CRLF)."""
+    if len(head) > limits.max_head_size:
+        raise ProtocolError(431, "request head too large")
+    line_end = head.find(b"\r\n")
+    if line_end > limits.max_request_line_size:
+        raise ProtocolError(414, "request line too long")
+    parts = head[:line_end].split(b" ")
+    if len(parts) != 3 or not all(parts):
+        raise ProtocolError(400, "malformed request line")
+    _method, target, version = parts
+    match = _VERSION.fullmatch(version)
+    if match is None:
+        raise ProtocolError(400, "malformed HTTP version")
+    if match.group(1) != b"1":
+        raise ProtocolError(505, "HTTP version not supported on this connection")
+    if not (
+        target.startswith(b"/") or target.startswith(b"http://") or target.startswith(b"https://")
+    ):
+        raise ProtocolError(400, "request target must be in origin-form or absolute-form")
+    if _BAD_BYTES.search(head, 0, len(head) - 4):
+        raise ProtocolError(400, "invalid characters in request head")
+    if _OBS_FOLD.search(head, line_end):
+        raise ProtocolError(400, "obsolete line folding in header")
+    if head.count(b"\r\n") - 2 > limits.max_header_count:
+        raise ProtocolError(431, "too many header fields")
+    _check_framing(head, line_end, is_http10=match.group(2) == b"0")
+
+
+def _check_framing(head: bytes, start: int, *, is_http10: bool) -> None:
+    lengths = 0
+    transfer_encoding = False
+    for name, value in _FRAMING.findall(head, start):
+        if len(name) == 14:  # content-length
+            lengths += 1
+            if lengths > 1:
+                raise ProtocolError(400, "duplicate Content-Length")
+            if not value.strip(b" \t").isdigit():
+                raise ProtocolError(400, "invalid Content-Length")
+        else:
+            transfer_encoding = True
+    if transfer_encoding and lengths:
+        raise ProtocolError(400, "both Content-Length and Transfer-Encoding")
+    if transfer_encoding and is_http10:
+        raise ProtocolError(400, "Transfer-Encoding on HTTP/1.0")

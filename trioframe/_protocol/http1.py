@@ -1,0 +1,265 @@
+"""The HTTP/1.1 adapter: raw bytes in, request events out; responses out as bytes.
+
+h11 owns the protocol state (message framing, keep-alive, ``Expect: 100-continue``). This
+adapter adds what a front server needs on top: the head is cut out of the byte stream and
+checked strictly (``head.check_head``) before h11 sees it, h11 is fed body bytes no further
+than the body's end (so pipelined requests stay ours to check), and h11's status hints become
+``ProtocolError`` statuses.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import attrs
+import h11
+
+from .._errors import reason_phrase
+from .errors import ProtocolError
+from .head import HeadLimits, check_head, check_partial_head
+
+__all__ = [
+    "CLOSED",
+    "NEED_DATA",
+    "PAUSED",
+    "BodyChunk",
+    "BodyEnd",
+    "HTTP1Adapter",
+    "RequestHead",
+    "render_simple_response",
+]
+
+
+@attrs.frozen
+class RequestHead:
+    """A parsed request head. ``headers`` are h11's ``(name, value)`` pairs, names
+    lower-case."""
+
+    method: bytes
+    target: bytes
+    version: str
+    headers: list[tuple[bytes, bytes]]
+    content_length: int | None
+    chunked: bool
+    expects_continue: bool
+
+
+@attrs.frozen
+class BodyChunk:
+    """A piece of the request body."""
+
+    data: bytes
+
+
+@attrs.frozen
+class BodyEnd:
+    """The request body is complete."""
+
+
+class _Sentinel:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+NEED_DATA: Final = _Sentinel("NEED_DATA")
+"""More bytes are needed before another event."""
+PAUSED: Final = _Sentinel("PAUSED")
+"""The request is complete; no events until the response is sent and the cycle restarts."""
+CLOSED: Final = _Sentinel("CLOSED")
+"""The peer closed the connection between requests."""
+
+Event = RequestHead | BodyChunk | BodyEnd | _Sentinel
+
+_HEAD_END = b"\r\n\r\n"
+_REASONS: dict[int, bytes] = {}
+_END_OF_BODY = BodyEnd()
+
+
+class HTTP1Adapter:
+    """One HTTP/1.1 connection's protocol state, without I/O.
+
+    Feed received bytes with :meth:`receive_data` (``b""`` for EOF) and pull events with
+    :meth:`next_event`. Serialize the response with :meth:`send_head`, :meth:`send_data` and
+    :meth:`send_end`, then call :meth:`start_next_cycle`.
+    """
+
+    def __init__(self, limits: HeadLimits | None = None) -> None:
+        self.limits = limits or HeadLimits()
+        self._h11 = h11.Connection(h11.SERVER)
+        self._buffer = bytearray()
+        self._eof = False
+        self._in_body = False
+        self._head: RequestHead | None = None
+        self._body_left: int | None = None  # bytes of a Content-Length body not fed to h11
+
+    # -- receiving --------------------------------------------------------------------------
+    def receive_data(self, data: bytes) -> None:
+        """Add received bytes; ``b""`` means the peer closed its side."""
+        if data:
+            self._buffer += data
+        else:
+            self._eof = True
+
+    @property
+    def buffered(self) -> int:
+        """How many received bytes are waiting to be parsed."""
+        return len(self._buffer)
+
+    @property
+    def idle(self) -> bool:
+        """True between requests with no byte of the next request received."""
+        return self._head is None and not self._buffer
+
+    def next_event(self) -> Event:
+        """The next event, ``NEED_DATA``, ``PAUSED`` or ``CLOSED``. Raises ``ProtocolError``."""
+        if self._in_body:
+            return self._next_body_event()
+        if self._head is not None:
+            return PAUSED
+        return self._next_head()
+
+    def _next_head(self) -> Event:
+        buffer = self._buffer
+        while buffer[:2] == b"\r\n":  # RFC 9112 2.2: ignore empty lines before a request
+            del buffer[:2]
+        end = buffer.find(_HEAD_END)
+        if end == -1:
+            check_partial_head(buffer, self.limits)
+            if self._eof:
+                if buffer:
+                    raise ProtocolError(400, "connection closed inside a request head")
+                return CLOSED
+            return NEED_DATA
+        head = bytes(buffer[: end + 4])
+        check_head(head, self.limits)
+        del buffer[: end + 4]
+        try:
+            self._h11.receive_data(head)
+            event = self._h11.next_event()
+        except h11.RemoteProtocolError as exc:
+            raise _as_protocol_error(exc) from None
+        assert isinstance(event, h11.Request)
+        content_length: int | None = None
+        chunked = False
+        expects_continue = False
+        for name, value in event.headers:
+            if name == b"content-length":
+                content_length = int(value)
+            elif name == b"transfer-encoding":
+                chunked = True
+            elif name == b"expect" and value.lower() == b"100-continue":
+                expects_continue = True
+        self._head = RequestHead(
+            method=event.method,
+            target=event.target,
+            version="1.1" if event.http_version == b"1.1" else "1.0",
+            headers=list(event.headers),
+            content_length=content_length,
+            chunked=chunked,
+            expects_continue=expects_continue,
+        )
+        self._body_left = content_length
+        self._in_body = True
+        return self._head
+
+    def _next_body_event(self) -> Event:
+        h = self._h11
+        try:
+            event = h.next_event()
+            if event is h11.NEED_DATA and (self._buffer or self._eof):
+                self._feed_body()
+                event = h.next_event()
+        except h11.RemoteProtocolError as exc:
+            raise _as_protocol_error(exc) from None
+        if type(event) is h11.Data:
+            return BodyChunk(bytes(event.data))
+        if type(event) is h11.EndOfMessage:
+            self._in_body = False
+            return _END_OF_BODY
+        if event is h11.NEED_DATA:
+            if self._eof:
+                raise ProtocolError(400, "connection closed inside a request body")
+            return NEED_DATA
+        raise ProtocolError(400, "unexpected data in request body")  # pragma: no cover
+
+    def _feed_body(self) -> None:
+        if self._eof and not self._buffer:
+            self._h11.receive_data(b"")
+            return
+        if self._body_left is None:  # chunked: h11 finds the end; extra bytes come back later
+            data = bytes(self._buffer)
+            self._buffer.clear()
+        else:
+            data = bytes(self._buffer[: self._body_left])
+            del self._buffer[: self._body_left]
+            self._body_left -= len(data)
+        self._h11.receive_data(data)
+
+    @property
+    def in_body(self) -> bool:
+        """True while the current request's body has not been read to its end."""
+        return self._in_body
+
+    @property
+    def they_expect_continue(self) -> bool:
+        """True when the client waits for ``100 Continue`` before sending the body."""
+        return self._h11.they_are_waiting_for_100_continue
+
+    # -- sending ----------------------------------------------------------------------------
+    def send_continue(self) -> bytes:
+        """``100 Continue``, to send before reading a body the client holds back."""
+        return self._h11.send(h11.InformationalResponse(status_code=100, headers=[])) or b""
+
+    def send_head(self, status: int, headers: list[tuple[bytes, bytes]]) -> bytes:
+        """The response head (status line and headers)."""
+        reason = _REASONS.get(status)
+        if reason is None:
+            reason = _REASONS[status] = reason_phrase(status).encode("ascii")
+        return self._h11.send(h11.Response(status_code=status, headers=headers, reason=reason)) or b""
+
+    def send_data(self, data: bytes) -> bytes:
+        """Framing for one piece of response body (chunked or plain, as h11 decided)."""
+        return self._h11.send(h11.Data(data=data)) or b""
+
+    def send_end(self) -> bytes:
+        """The end of the response body."""
+        return self._h11.send(h11.EndOfMessage()) or b""
+
+    @property
+    def can_reuse(self) -> bool:
+        """After the response: whether the connection may carry another request (h11's
+        keep-alive verdict; the request body may still need draining)."""
+        return self._h11.our_state is h11.DONE
+
+    def start_next_cycle(self) -> None:
+        """Reset for the next request; call after the response and the request body ended."""
+        h = self._h11
+        leftover, _closed = h.trailing_data
+        if leftover:  # pipelined bytes h11 read past a chunked body: take them back
+            self._buffer[:0] = leftover
+            self._h11 = h11.Connection(h11.SERVER)
+        else:
+            h.start_next_cycle()
+        self._head = None
+
+
+def _as_protocol_error(exc: h11.RemoteProtocolError) -> ProtocolError:
+    status = exc.error_status_hint if 400 <= exc.error_status_hint < 600 else 400
+    return ProtocolError(status, "malformed request")
+
+
+
+
+def render_simple_response(status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> bytes:
+    """A complete ``Connection: close`` response, serialized without h11: for answers to
+    requests h11 never accepted (a broken head, a timeout). The reason phrase comes from a
+    fixed table, never from the peer."""
+    lines = [b"HTTP/1.1 %d %s" % (status, reason_phrase(status).encode("ascii"))]
+    lines += [name + b": " + value for name, value in headers]
+    lines += [b"content-length: %d" % len(body), b"connection: close", b"", b""]
+    return b"\r\n".join(lines) + body

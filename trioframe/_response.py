@@ -1,0 +1,265 @@
+"""``Response`` and its builders, ``ServerSentEvent``, and handler return conversion.
+
+Application layer: nothing here touches sockets. A response body is either ``bytes`` or an
+async iterable of chunks that the server streams with backpressure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import decimal
+import enum
+import json
+import re
+import uuid
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from typing import Any
+
+import attrs
+
+from ._errors import Error, error_body
+
+__all__ = ["Response", "ServerSentEvent", "to_response"]
+
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_BAD_VALUE = re.compile(r"[\r\n\x00]")
+
+CT_TEXT = b"text/plain; charset=utf-8"
+CT_HTML = b"text/html; charset=utf-8"
+CT_JSON = b"application/json"
+CT_OCTETS = b"application/octet-stream"
+CT_SSE = b"text/event-stream"
+
+
+def _check_header(name: str, value: str) -> tuple[bytes, bytes]:
+    if not _TOKEN.fullmatch(name):
+        raise ValueError(f"invalid header name {name!r}")
+    if _BAD_VALUE.search(value):
+        raise ValueError(f"header {name!r} value contains CR, LF or NUL")
+    try:
+        return name.lower().encode("ascii"), value.strip(" \t").encode("latin-1")
+    except UnicodeEncodeError:
+        raise ValueError(f"header {name!r} value is not ISO-8859-1 text") from None
+
+
+def _json_default(value: Any) -> Any:
+    if attrs.has(type(value)):
+        return attrs.asdict(value, recurse=False)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):  # Headers, CookieJar
+        return to_dict()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID | decimal.Decimal):
+        return str(value)
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON-serializable")
+
+
+def encode_json(value: Any) -> bytes:
+    """Serialize ``value`` to compact UTF-8 JSON; ``Error`` (500) when it cannot be."""
+    try:
+        return json.dumps(
+            value, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_json_default
+        ).encode()
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise Error(500, f"response value is not JSON-serializable: {exc}") from exc
+
+
+class Response:
+    """An HTTP response. Build it with a constructor and chain modifiers::
+
+        Response.json({"id": 1}).with_status(StatusCode.CREATED).with_header("x-a", "b")
+
+    ``Response(status)`` is an empty body with that status, exactly as built.
+    """
+
+    __slots__ = ("body", "body_stream", "headers", "status")
+
+    def __init__(
+        self,
+        status: int = 200,
+        body: bytes = b"",
+        headers: Iterable[tuple[bytes, bytes]] = (),
+    ) -> None:
+        self.status = int(status)
+        self.body = body
+        #: ``(name, value)`` byte pairs, names lower-case; Content-Length is added when sent.
+        self.headers: list[tuple[bytes, bytes]] = list(headers)
+        #: A streamed body (async iterable of ``bytes``), or ``None`` for ``body``.
+        self.body_stream: AsyncIterable[bytes] | None = None
+
+    def __repr__(self) -> str:
+        kind = "stream" if self.body_stream is not None else f"{len(self.body)} bytes"
+        return f"<Response {self.status} {kind}>"
+
+    # -- constructors -----------------------------------------------------------------------
+    @classmethod
+    def new(cls, status: int = 200) -> Response:
+        """An empty response with ``status`` (same as ``Response(status)``)."""
+        return cls(status)
+
+    @classmethod
+    def text(cls, text: str, status: int = 200) -> Response:
+        """``text/plain; charset=utf-8``."""
+        return cls(status, text.encode(), [(b"content-type", CT_TEXT)])
+
+    @classmethod
+    def html(cls, html: str, status: int = 200) -> Response:
+        """``text/html; charset=utf-8``."""
+        return cls(status, html.encode(), [(b"content-type", CT_HTML)])
+
+    @classmethod
+    def json(cls, value: Any, status: int = 200) -> Response:
+        """``application/json``. attrs instances, dataclasses, ``Headers`` and ``CookieJar``
+        serialize; an unserializable value raises ``Error`` (500) here, at the call."""
+        return cls(status, encode_json(value), [(b"content-type", CT_JSON)])
+
+    @classmethod
+    def validation_error(cls, messages: Iterable[str]) -> Response:
+        """422 with the standard error body; ``errors`` lists the messages."""
+        return cls.from_error(Error.validation(messages))
+
+    @classmethod
+    def redirect(cls, url: str, status: int = 302) -> Response:
+        """A redirect to ``url`` (``Location``); ``status`` is 301, 302, 303, 307 or 308."""
+        if status not in (301, 302, 303, 307, 308):
+            raise ValueError(f"{status} is not a redirect status")
+        return cls(status).with_header("location", url)
+
+    @classmethod
+    def stream(
+        cls, chunks: AsyncIterable[bytes | str], content_type: str = "application/octet-stream"
+    ) -> Response:
+        """A chunked body: each ``bytes`` or ``str`` (UTF-8) item is sent as it is produced.
+
+        The server pulls the next item only after the previous one was handed to the
+        client's socket (backpressure). If the client goes away, iteration is cancelled
+        and the iterator's ``aclose`` runs."""
+        response = cls(200, b"", [(b"content-type", content_type.encode("latin-1"))])
+        response.body_stream = _as_bytes(chunks)
+        return response
+
+    @classmethod
+    def sse(cls, events: AsyncIterable[str | ServerSentEvent]) -> Response:
+        """``text/event-stream``: each ``str`` is sent as ``data:`` lines, each
+        ``ServerSentEvent`` with its fields."""
+        response = cls(
+            200,
+            b"",
+            [
+                (b"content-type", CT_SSE),
+                (b"cache-control", b"no-cache"),
+                (b"x-accel-buffering", b"no"),
+            ],
+        )
+        response.body_stream = _sse_frames(events)
+        return response
+
+    @classmethod
+    def from_error(cls, error: Error) -> Response:
+        """The standard error response for ``error`` (its headers included)."""
+        response = cls(error.status, error.body(), [(b"content-type", CT_JSON)])
+        for name, value in error.headers.items():
+            response.with_header(name, value)
+        return response
+
+    @classmethod
+    def error(cls, status: int, message: str, errors: Iterable[str] | None = None) -> Response:
+        """A standard error body response without raising."""
+        return cls(status, error_body(status, message, errors), [(b"content-type", CT_JSON)])
+
+    # -- modifiers --------------------------------------------------------------------------
+    def with_status(self, status: int) -> Response:
+        """Set the status; returns the response."""
+        self.status = int(status)
+        return self
+
+    def with_body(self, body: str | bytes) -> Response:
+        """Set the body (``str`` is UTF-8 encoded); returns the response."""
+        self.body = body.encode() if isinstance(body, str) else bytes(body)
+        self.body_stream = None
+        return self
+
+    def with_header(self, name: str, value: str) -> Response:
+        """Set header ``name`` (replacing earlier values); returns the response.
+
+        Raises ``ValueError`` when the name is not a token or the value has CR, LF or NUL."""
+        key, raw = _check_header(name, value)
+        self.headers = [(k, v) for k, v in self.headers if k != key]
+        self.headers.append((key, raw))
+        return self
+
+    def append_header(self, name: str, value: str) -> Response:
+        """Add a value for ``name`` next to existing ones; returns the response."""
+        self.headers.append(_check_header(name, value))
+        return self
+
+    def header(self, name: str) -> str | None:
+        """The first value of header ``name`` on this response, or ``None``."""
+        key = name.lower().encode("latin-1")
+        for k, v in self.headers:
+            if k == key:
+                return v.decode("latin-1")
+        return None
+
+
+async def _as_bytes(chunks: AsyncIterable[bytes | str]) -> AsyncIterator[bytes]:
+    async for chunk in chunks:
+        yield chunk.encode() if isinstance(chunk, str) else bytes(chunk)
+
+
+@attrs.frozen
+class ServerSentEvent:
+    """One server-sent event: ``data`` (may span lines), optional ``event``, ``id`` and
+    ``retry`` (milliseconds)."""
+
+    data: str
+    event: str | None = None
+    id: str | None = None
+    retry: int | None = None
+
+    def encode(self) -> bytes:
+        """The event in ``text/event-stream`` framing, ending with a blank line."""
+        lines: list[str] = []
+        for name, value in (("event", self.event), ("id", self.id)):
+            if value is not None:
+                if "\n" in value or "\r" in value:
+                    raise ValueError(f"SSE {name} must be one line")
+                lines.append(f"{name}: {value}")
+        if self.retry is not None:
+            lines.append(f"retry: {int(self.retry)}")
+        lines.extend(f"data: {line}" for line in self.data.replace("\r\n", "\n").split("\n"))
+        return ("\n".join(lines) + "\n\n").encode()
+
+
+async def _sse_frames(events: AsyncIterable[str | ServerSentEvent]) -> AsyncIterator[bytes]:
+    async for event in events:
+        yield (event if isinstance(event, ServerSentEvent) else ServerSentEvent(event)).encode()
+
+
+def to_response(value: object) -> Response:
+    """Turn a handler's return value into a ``Response``.
+
+    ``Response`` as is; ``str`` → text/plain; ``bytes`` → application/octet-stream;
+    ``dict``, ``list``, attrs instances and dataclasses → JSON; ``None`` → 200 with an empty
+    body. Anything else is a ``TypeError`` (the server answers 500 and logs it)."""
+    if isinstance(value, Response):
+        return value
+    if isinstance(value, str):
+        return Response.text(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return Response(200, bytes(value), [(b"content-type", CT_OCTETS)])
+    if value is None:
+        return Response(200)
+    if isinstance(value, dict | list) or attrs.has(type(value)):
+        return Response.json(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return Response.json(value)
+    raise TypeError(f"a handler returned {type(value).__name__}, which is not a response")

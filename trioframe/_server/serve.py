@@ -1,0 +1,206 @@
+"""``Server``: listeners, the accept loop, the connection limit and graceful shutdown.
+
+Structure: ``serve()`` owns a nursery holding the accept loops and one task per connection
+(each with its own nursery inside ``HTTP1Connection.run``). ``shutdown()`` flips a flag and
+wakes the shutdown task, which stops accepting, closes idle connections, waits up to
+``shutdown_timeout`` for in-flight requests, then cancels what is left.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import signal
+import socket
+from typing import Any
+
+import trio
+
+from .._dispatch import App
+from .._routing.router import Router
+from .address import parse_address
+from .config import ServerConfig
+from .connection import HTTP1Connection
+from .state import ServingState
+
+__all__ = ["Server"]
+
+log = logging.getLogger("trioframe")
+
+_ACCEPT_CAPACITY_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
+_FINAL_GRACE = 1.0  # after cancelling late requests, time left to send their 503s
+
+
+class Server:
+    """Serves a ``Router`` over HTTP/1.1.
+
+    ``Server(router, "127.0.0.1:3000")``; ``addr`` may also be ``"[::1]:3000"`` or a
+    ``(host, port)`` tuple; port 0 picks a free port. The router is frozen (routes and
+    handler plans built, ``ConfigurationError`` raised) when serving starts.
+    """
+
+    def __init__(
+        self,
+        router: Router,
+        addr: str | tuple[str, int] = "127.0.0.1:3000",
+        config: ServerConfig | None = None,
+    ) -> None:
+        self.router = router
+        self.host, self.port = parse_address(addr)
+        self.config = config or ServerConfig()
+        self._state: ServingState | None = None
+        self._shutdown_requested = trio.Event() if _in_trio() else None
+        self._pending_shutdown = False
+
+    # -- building the shared state --------------------------------------------------------
+    def _prepare(self) -> ServingState:
+        if self._state is None:
+            app = App(self.router, max_body_size=self.config.max_body_size)
+            self._state = ServingState.create(app, self.config)
+        return self._state
+
+    async def handle_stream(
+        self, stream: trio.abc.Stream, client: tuple[str, int] | None, scheme: str = "http"
+    ) -> None:
+        """Serve one already-connected stream until it closes (the test client uses this
+        with an in-memory stream). Cancellation closes the stream."""
+        state = self._prepare()
+        connection = HTTP1Connection(state, stream, client, scheme)
+        state.connections.add(connection)
+        try:
+            await connection.run()
+        finally:
+            state.connections.discard(connection)
+
+    # -- serving ------------------------------------------------------------------------------
+    async def serve(
+        self, *, task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Bind, report the bound ``(host, port)`` addresses to ``task_status``, and serve
+        until cancelled or shut down.
+
+        Raises ``OSError`` when the address cannot be bound and ``ConfigurationError`` for a
+        broken router. Returns ``None`` after a graceful shutdown. Installs no signal
+        handlers. Cancelling it closes every connection at once (no grace period)."""
+        state = self._prepare()
+        state.shutting_down = False
+        self._shutdown_requested = trio.Event()
+        if self._pending_shutdown:
+            self._shutdown_requested.set()
+        listeners = await trio.open_tcp_listeners(self.port, host=self.host)
+        addresses = [_sockname(listener) for listener in listeners]
+        limiter = trio.Semaphore(self.config.max_connections)
+        async with trio.open_nursery() as connections:
+            async with trio.open_nursery() as acceptors:
+                for listener in listeners:
+                    acceptors.start_soon(self._accept_loop, listener, limiter, connections)
+                for host, port in addresses:
+                    log.info("trioframe serving on http://%s", _format_host_port(host, port))
+                task_status.started(addresses)
+                await self._shutdown_requested.wait()
+                acceptors.cancel_scope.cancel()
+            for listener in listeners:
+                await listener.aclose()
+            await self._drain(state, connections)
+
+    async def trioframe(
+        self, *, task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """The same as :meth:`serve`: the serving method named after the framework."""
+        await self.serve(task_status=task_status)
+
+    async def _accept_loop(
+        self,
+        listener: trio.SocketListener,
+        limiter: trio.Semaphore,
+        connections: trio.Nursery,
+    ) -> None:
+        while True:
+            await limiter.acquire()
+            try:
+                stream = await listener.accept()
+            except OSError as exc:
+                limiter.release()
+                if exc.errno in _ACCEPT_CAPACITY_ERRNOS:
+                    log.error("accept failed (%s); retrying in 100 ms", exc)
+                    await trio.sleep(0.1)
+                    continue
+                raise
+            except BaseException:
+                limiter.release()
+                raise
+            connections.start_soon(self._serve_socket, stream, limiter)
+
+    async def _serve_socket(self, stream: trio.SocketStream, limiter: trio.Semaphore) -> None:
+        try:
+            stream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
+            peer = stream.socket.getpeername()
+            client = (str(peer[0]), int(peer[1])) if isinstance(peer, tuple) else None
+            await self.handle_stream(stream, client)
+        except OSError:
+            await trio.aclose_forcefully(stream)
+        finally:
+            limiter.release()
+
+    async def _drain(self, state: ServingState, connections: trio.Nursery) -> None:
+        """Graceful part of shutdown: idle connections close now, busy ones get until
+        ``shutdown_timeout``; then late requests are cancelled (503 where possible)."""
+        state.shutting_down = True
+        for connection in list(state.connections):
+            connection.begin_shutdown()
+        with trio.move_on_after(self.config.shutdown_timeout):
+            while connections.child_tasks:
+                await trio.sleep(0.01)
+        for connection in list(state.connections):
+            connection.cancel_for_shutdown()
+        with trio.move_on_after(_FINAL_GRACE):
+            while connections.child_tasks:
+                await trio.sleep(0.01)
+        connections.cancel_scope.cancel()
+
+    def shutdown(self) -> None:
+        """Start a graceful shutdown (from any task of the serving trio run): stop accepting,
+        close idle keep-alive connections, let in-flight requests finish within
+        ``shutdown_timeout`` (their responses say ``Connection: close``), then cancel what is
+        left. ``serve()`` returns when it is done. Not async: it only signals."""
+        self._pending_shutdown = True
+        if self._shutdown_requested is not None:
+            self._shutdown_requested.set()
+
+    # -- blocking convenience -----------------------------------------------------------------
+    def run(self) -> None:
+        """Serve in a new trio run until SIGINT or SIGTERM, then shut down gracefully and
+        return (a second signal cancels at once)."""
+        trio.run(self._run_until_signal)
+
+    async def _run_until_signal(self) -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._watch_signals, nursery.cancel_scope)
+            await self.serve()
+            nursery.cancel_scope.cancel()
+
+    async def _watch_signals(self, cancel_scope: trio.CancelScope) -> None:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for signum in signals:
+                if self._pending_shutdown:  # a second signal: stop waiting for requests
+                    cancel_scope.cancel()
+                    return
+                log.info("%s received: shutting down", signal.Signals(signum).name)
+                self.shutdown()
+
+
+def _sockname(listener: trio.SocketListener) -> tuple[str, int]:
+    name: Any = listener.socket.getsockname()
+    return str(name[0]), int(name[1])
+
+
+def _format_host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _in_trio() -> bool:
+    try:
+        trio.lowlevel.current_task()
+    except RuntimeError:
+        return False
+    return True
