@@ -111,6 +111,11 @@ class HTTP1Adapter:
         return len(self._buffer)
 
     @property
+    def eof(self) -> bool:
+        """True once the peer has closed its sending side."""
+        return self._eof
+
+    @property
     def idle(self) -> bool:
         """True between requests with no byte of the next request received."""
         return self._head is None and not self._buffer

@@ -1,14 +1,21 @@
-"""One HTTP/1.1 connection: its own nursery, a reader task, and the request loop.
+"""One HTTP/1.1 connection: its own nursery, one cancel scope, and the request loop.
 
-The reader task is the only one that reads the stream: it feeds the protocol adapter and
-wakes the request loop, so it also notices a client that goes away while a handler runs
-(and cancels that handler when ``cancel_on_disconnect`` is on). The request loop parses
-events, runs the app in a cancel scope of its own, and writes the response. Timeouts come
-from ``ServerConfig``; nothing here takes a timeout argument.
+Every timeout of the connection is a deadline on that one cancel scope, moved as the
+connection changes phase (idle → head → app → body wait → sending), so a request costs a few
+deadline updates rather than a cancel scope per wait. When the scope fires, the phase says
+what to answer: nothing (idle, disconnect, send timeout), 408 (head or body timeout), or 503
+(shutdown cut the request off before its response started). Either way the connection ends.
+
+One task reads at a time. Between requests the request loop reads the stream itself. While
+a handler runs, a watcher task (started once per connection) takes over reading as soon as
+the handler yields, so a client that goes away is noticed and, with ``cancel_on_disconnect``,
+its handler is cancelled. A handler that never blocks costs the watcher only a wake-up.
 """
 
 from __future__ import annotations
 
+import enum
+import math
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +30,6 @@ from .._protocol.http1 import (
     CLOSED,
     NEED_DATA,
     BodyChunk,
-    BodyEnd,
     HTTP1Adapter,
     RequestHead,
     render_simple_response,
@@ -40,7 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["HTTP1Connection"]
 
 RECEIVE_SIZE = 64 * 1024
-HIGH_WATER = 256 * 1024  # the reader pauses while this much is received but unparsed
+HIGH_WATER = 256 * 1024  # the watcher stops reading ahead past this many unparsed bytes
 LINGER_SECONDS = 1.0  # after an error answer, how long unread input is drained before close
 
 _JSON = (b"content-type", b"application/json")
@@ -48,12 +54,18 @@ _CLOSE = (b"connection", b"close")
 _NO_BODY_STATUSES = frozenset({204, 304})
 
 
+class Phase(enum.Enum):
+    """Where a connection is; decides what a fired deadline means."""
+
+    IDLE = "waiting for a request"
+    HEAD = "reading a request head"
+    APP = "running the app"
+    BODY = "waiting for request body bytes"
+    SEND = "sending the response"
+
+
 class _Drop(Exception):
     """Internal: end the connection now, with no (further) response."""
-
-
-class _Timeout(Exception):
-    """Internal: a wait for the peer's bytes passed its deadline."""
 
 
 class HTTP1Connection:
@@ -64,7 +76,7 @@ class HTTP1Connection:
     def __init__(
         self,
         state: ServingState,
-        stream: trio.abc.HalfCloseableStream | trio.abc.Stream,
+        stream: trio.abc.Stream,
         client: tuple[str, int] | None,
         scheme: str = "http",
     ) -> None:
@@ -74,135 +86,164 @@ class HTTP1Connection:
         self.client = client
         self.scheme = scheme
         self.adapter = HTTP1Adapter(state.head_limits)
-        self._data_lot = trio.lowlevel.ParkingLot()  # the request loop waits here for bytes
-        self._reader_lot = trio.lowlevel.ParkingLot()  # the reader waits here when full
+        self.phase = Phase.IDLE
+        self._scope = trio.CancelScope()
+        self._data_lot = trio.lowlevel.ParkingLot()  # waiting for the watcher's bytes
+        self._watch_lot = trio.lowlevel.ParkingLot()  # the watcher sleeps here
+        self._reading = False  # a task is inside receive_some
+        self._handler_running = False
         self._peer_gone = False
-        self._idle_scope: trio.CancelScope | None = None
-        self._request_scope: trio.CancelScope | None = None
         self._cancelled_for_shutdown = False
         self._response_started = False
         self._must_close = False
         self._linger = False
         self._requests = 0
         self._body_received = 0
-        self._head: RequestHead | None = None
 
     # -- lifetime ---------------------------------------------------------------------------
     async def run(self) -> None:
         """Serve the connection, then close the stream (also when cancelled)."""
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._read_loop)
+                nursery.start_soon(self._watch)
                 try:
                     await self._serve()
-                except _Drop:
-                    pass
                 finally:
                     nursery.cancel_scope.cancel()
             if self._linger and not self._peer_gone:
-                await self._linger_close()
+                with trio.move_on_after(LINGER_SECONDS):
+                    await self._linger_close()
         finally:
             await trio.aclose_forcefully(self.stream)
 
     def begin_shutdown(self) -> None:
-        """Graceful shutdown: an idle connection closes now; a busy one after its response."""
-        if self._idle_scope is not None:
-            self._idle_scope.cancel()
+        """Graceful shutdown: an idle connection closes now; a busy one after its response
+        (which says ``Connection: close``)."""
+        if self.phase is Phase.IDLE:
+            self._scope.cancel()
 
     def cancel_for_shutdown(self) -> None:
-        """The shutdown grace period is over: cancel the running request (it gets a 503 if
-        its response has not started)."""
-        if self._request_scope is not None:
-            self._cancelled_for_shutdown = True
-            self._request_scope.cancel()
-        elif self._idle_scope is not None:
-            self._idle_scope.cancel()
+        """The grace period is over: cancel whatever runs (a request whose response has not
+        started gets a 503)."""
+        self._cancelled_for_shutdown = True
+        self._scope.cancel()
+
+    async def _serve(self) -> None:
+        answer: tuple[int, str] | None = None
+        with self._scope:
+            try:
+                await self._request_loop()
+            except ProtocolError as exc:
+                answer = (exc.status, exc.message)
+            except _Drop:
+                return
+        if answer is None and self._scope.cancelled_caught:
+            answer = self._answer_for_cancelled_phase()
+        if answer is not None:
+            self._linger = True
+            await self._send_error_and_close(*answer)
+
+    def _answer_for_cancelled_phase(self) -> tuple[int, str] | None:
+        if self._peer_gone or self._response_started:
+            return None
+        if self._cancelled_for_shutdown and self.phase in (Phase.APP, Phase.BODY):
+            return (503, "the server is shutting down")
+        if self.phase is Phase.HEAD:
+            return (408, "request head timed out")
+        if self.phase is Phase.BODY:
+            return (408, "request body timed out")
+        return None
 
     async def _linger_close(self) -> None:
         # Closing with unread input makes the kernel send RST, which can destroy the answer
-        # we just sent. Half-close, then drain briefly.
+        # just sent. Half-close, then drain briefly (the caller bounds the time).
         send_eof = getattr(self.stream, "send_eof", None)
-        with trio.move_on_after(LINGER_SECONDS):
-            try:
-                if send_eof is not None:
-                    await send_eof()
-                while await self.stream.receive_some(RECEIVE_SIZE):
-                    pass
-            except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
+        try:
+            if send_eof is not None:
+                await send_eof()
+            while await self.stream.receive_some(RECEIVE_SIZE):
                 pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
+            pass
 
-    # -- the reader task ----------------------------------------------------------------------
-    async def _read_loop(self) -> None:
+    # -- reading ------------------------------------------------------------------------------
+    async def _read_once(self) -> None:
+        self._reading = True
+        try:
+            data = await self.stream.receive_some(RECEIVE_SIZE)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            data = b""
+        finally:
+            self._reading = False
+        self.adapter.receive_data(data)
+        self._data_lot.unpark_all()
+        if not data:
+            self._on_peer_gone()
+
+    async def _fill(self) -> None:
+        """Get more bytes into the adapter: read them, or wait for the watcher's read."""
+        if self._reading:
+            await self._data_lot.park()
+        else:
+            await self._read_once()
+
+    async def _watch(self) -> None:
         adapter = self.adapter
-        receive_some = self.stream.receive_some
         while True:
-            while adapter.buffered >= HIGH_WATER:
-                await self._reader_lot.park()
-            try:
-                data = await receive_some(RECEIVE_SIZE)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                data = b""
-            adapter.receive_data(data)
-            self._data_lot.unpark_all()
-            if not data:
-                self._on_peer_gone()
-                return
+            await self._watch_lot.park()
+            while (
+                self._handler_running
+                and not self._reading
+                and not adapter.eof
+                and adapter.buffered < HIGH_WATER
+            ):
+                await self._read_once()
 
     def _on_peer_gone(self) -> None:
         self._peer_gone = True
-        scope = self._request_scope
-        if scope is not None and self.config.cancel_on_disconnect:
-            scope.cancel()
-
-    async def _next_event(self, deadline: float) -> Any:
-        adapter = self.adapter
-        while True:
-            event = adapter.next_event()
-            if self._reader_lot:
-                self._reader_lot.unpark_all()
-            if event is not NEED_DATA:
-                return event
-            with trio.move_on_at(deadline) as scope:
-                await self._data_lot.park()
-            if scope.cancelled_caught:
-                raise _Timeout
+        if self._handler_running and self.config.cancel_on_disconnect:
+            self._scope.cancel()
 
     # -- the request loop ---------------------------------------------------------------------
-    async def _serve(self) -> None:
+    async def _request_loop(self) -> None:
         config = self.config
         adapter = self.adapter
+        scope = self._scope
         idle_timeout = config.header_timeout  # a new connection: until its first byte
         while True:
             if adapter.idle:
                 if self.state.shutting_down:
                     return
-                with trio.move_on_after(idle_timeout) as self._idle_scope:
-                    while adapter.idle and not self._peer_gone:
-                        await self._data_lot.park()
-                self._idle_scope = None
-                if not adapter.buffered:
-                    return  # idle timeout, peer gone or shutdown: close silently
-            try:
-                event = await self._next_event(trio.current_time() + config.header_timeout)
-            except _Timeout:
-                return await self._answer_protocol_error(408, "request head timed out")
-            except ProtocolError as exc:
-                return await self._answer_protocol_error(exc.status, exc.message)
+                self.phase = Phase.IDLE
+                scope.deadline = trio.current_time() + idle_timeout
+                while adapter.idle:
+                    if adapter.eof:
+                        return
+                    await self._fill()
+            self.phase = Phase.HEAD
+            event = adapter.next_event()
+            if event is NEED_DATA:
+                scope.deadline = trio.current_time() + config.header_timeout
+                while (event := adapter.next_event()) is NEED_DATA:
+                    await self._fill()
             if event is CLOSED:
                 return
+            scope.deadline = math.inf
             await self._handle(event)
             if not adapter.can_reuse:
                 return
-            if adapter.in_body and not await self._drain_body():
-                return
+            if adapter.in_body:
+                await self._drain_body()
             adapter.start_next_cycle()
             idle_timeout = config.keep_alive_timeout
 
     async def _handle(self, head: RequestHead) -> None:
+        self.phase = Phase.APP
         self._requests += 1
-        self._head = head
         self._body_received = 0
         self._response_started = False
+        if head.content_length is None and not head.chunked:
+            self.adapter.next_event()  # a body-less request: take its end now, no I/O
         request = Request(
             method=Method.of(head.method),
             uri=Uri.parse(head.target.decode("ascii")),
@@ -212,61 +253,60 @@ class HTTP1Connection:
             scheme=self.scheme,
             body_reader=self._receive_body,
         )
-        with trio.CancelScope() as scope:
-            self._request_scope = scope
-            if self._peer_gone and self.config.cancel_on_disconnect:
-                scope.cancel()
+        self._handler_running = True
+        self._watch_lot.unpark_all()
+        if self._peer_gone and self.config.cancel_on_disconnect:
+            self._scope.cancel()
+        try:
             response = await self.state.app.handle(request)
+            if response.body_stream is None:
+                self._handler_running = False
             await self._send_response(head, response)
-        self._request_scope = None
-        if scope.cancelled_caught:
-            if self._cancelled_for_shutdown and not self._response_started:
-                await self._send_error_and_close(503, "the server is shutting down")
-            raise _Drop
+        finally:
+            self._handler_running = False
 
     # -- request body -------------------------------------------------------------------------
     async def _receive_body(self) -> bytes:
-        """The next piece of the request body, ``b""`` at its end. Raises ``Error`` 413 over
-        the body limit, 408 when the client stalls longer than ``body_timeout``, 400 for a
-        broken body; the connection is then closed after the answer."""
+        """The next piece of the request body, ``b""`` at its end.
+
+        Raises ``Error`` 413 past the body limit and 400 for a broken body (the connection
+        closes after the answer). A client that stalls longer than ``body_timeout`` cancels
+        the request, which is answered 408. Cancellation: a checkpoint when it must wait."""
         adapter = self.adapter
         if not adapter.in_body:
             return b""
         if adapter.they_expect_continue:
-            try:
-                await self._send_all(adapter.send_continue())
-            except _Drop:
-                self._on_peer_gone()
-                await trio.lowlevel.checkpoint()
-                raise Error(400, "client went away") from None
+            await self._send_all(adapter.send_continue())
         try:
-            event = await self._next_event(trio.current_time() + self.config.body_timeout)
-        except _Timeout:
-            self._must_close = True
-            raise Error(408, "request body timed out") from None
+            event = adapter.next_event()
+            if event is NEED_DATA:
+                event = await self._wait_body_event()
         except ProtocolError as exc:
             self._must_close = True
             raise Error(exc.status, exc.message) from None
-        if type(event) is BodyChunk:
-            self._body_received += len(event.data)
-            if self._body_received > self.state.app.max_body_size:
-                self._must_close = True
-                raise PayloadTooLarge(
-                    f"request body is larger than {self.state.app.max_body_size} bytes"
-                )
-            return event.data
-        assert type(event) is BodyEnd
-        return b""
+        if type(event) is not BodyChunk:
+            return b""
+        self._body_received += len(event.data)
+        limit = self.state.app.max_body_size
+        if self._body_received > limit:
+            self._must_close = True
+            raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+        return event.data
 
-    async def _drain_body(self) -> bool:
-        """Read and drop what the handler left of the body; False if the peer broke off."""
-        try:
-            deadline = trio.current_time() + self.config.body_timeout
-            while type(await self._next_event(deadline)) is not BodyEnd:
-                pass
-        except (_Timeout, ProtocolError):
-            return False
-        return True
+    async def _wait_body_event(self) -> Any:
+        phase, self.phase = self.phase, Phase.BODY
+        self._scope.deadline = trio.current_time() + self.config.body_timeout
+        while (event := self.adapter.next_event()) is NEED_DATA:
+            await self._fill()
+        self._scope.deadline = math.inf
+        self.phase = phase
+        return event
+
+    async def _drain_body(self) -> None:
+        """Read and drop what the handler left of the body (``_should_close`` already chose
+        to close when that is more than ``max_drain_size``)."""
+        while type(await self._wait_body_event()) is BodyChunk:
+            pass
 
     def _drainable(self, head: RequestHead) -> bool:
         if head.chunked or self.adapter.they_expect_continue:
@@ -284,6 +324,7 @@ class HTTP1Connection:
         )
 
     async def _send_response(self, head: RequestHead, response: Response) -> None:
+        """Write ``response``; each write must finish within ``send_timeout``."""
         adapter = self.adapter
         status = response.status
         headers = [*response.headers, (b"date", http_date())]
@@ -293,56 +334,56 @@ class HTTP1Connection:
             headers.append((b"content-length", b"%d" % len(response.body)))
         if self._should_close(head):
             headers.append(_CLOSE)
-            self._linger = self.adapter.in_body
+            self._linger = adapter.in_body
         send_body = body_allowed and head.method != b"HEAD"
         data = adapter.send_head(status, headers)
         self._response_started = True
+        self.phase = Phase.SEND
         if stream is None:
             if send_body and response.body:
                 data += adapter.send_data(response.body)
-            await self._send_all(data + adapter.send_end())
+            await self._send_with_deadline(data + adapter.send_end())
             return
-        await self._send_all(data)
+        await self._send_with_deadline(data)
         if send_body:
             await self._send_stream(stream)
-        await self._send_all(adapter.send_end())
+        await self._send_with_deadline(adapter.send_end())
 
     async def _send_stream(self, stream: AsyncIterable[bytes]) -> None:
         try:
             async with aclosing(stream) as chunks:  # type: ignore[type-var]
                 async for chunk in chunks:
                     if chunk:
-                        await self._send_all(self.adapter.send_data(chunk))
-        except (_Drop, trio.Cancelled):
+                        await self._send_with_deadline(self.adapter.send_data(chunk))
+        except _Drop:
             raise
         except Exception:
-            # The head is out: all we can do is cut the response short.
+            # The head is out, so no error status can be sent: cut the body short.
             self.state.log.exception("streaming response body failed")
             raise _Drop from None
 
-    async def _send_all(self, data: bytes) -> None:
-        with trio.move_on_after(self.config.send_timeout) as scope:
-            try:
-                await self.stream.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                self._peer_gone = True
-                raise _Drop from None
-        if scope.cancelled_caught:
-            raise _Drop
+    async def _send_with_deadline(self, data: bytes) -> None:
+        self._scope.deadline = trio.current_time() + self.config.send_timeout
+        await self._send_all(data)
+        self._scope.deadline = math.inf
 
-    async def _answer_protocol_error(self, status: int, message: str) -> None:
-        self._linger = True
-        await self._send_error_and_close(status, message)
+    async def _send_all(self, data: bytes) -> None:
+        try:
+            await self.stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self._peer_gone = True
+            raise _Drop from None
 
     async def _send_error_and_close(self, status: int, message: str) -> None:
-        """Answer outside h11's state machine (it may never have seen a request), then end."""
+        """Answer outside h11's state machine (it may never have seen a request)."""
         data = render_simple_response(
             status, [_JSON, (b"date", http_date())], error_body(status, message)
         )
-        try:
-            await self._send_all(data)
-        except _Drop:
-            pass
+        with trio.move_on_after(self.config.send_timeout):
+            try:
+                await self._send_all(data)
+            except _Drop:
+                pass
 
 
 def _has(headers: list[tuple[bytes, bytes]], name: bytes) -> bool:

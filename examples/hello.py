@@ -1,0 +1,28 @@
+"""The smallest trioframe app: ``python examples/hello.py`` serves on 127.0.0.1:3000.
+
+Try ``curl http://127.0.0.1:3000/`` and ``curl http://127.0.0.1:3000/users/1``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from trioframe import Error, Request, Response, Router, Server
+
+
+async def hello() -> Response:
+    return Response.text("Hello from trioframe!")
+
+
+async def get_user(request: Request) -> Response:
+    user_id = request.param("user_id")
+    if user_id != "1":
+        raise Error.not_found(f"user {user_id}")
+    return Response.json({"id": 1, "name": "Ada"})
+
+
+router = Router().get("/", hello).get("/users/{user_id}", get_user)
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    Server(router, "127.0.0.1:3000").run()

@@ -1,0 +1,35 @@
+"""Routing: pattern parsing, the trie matcher and the ``Router`` builder. Sans-I/O: no trio.
+
+``Router`` collects routes; ``Router.freeze(prepare)`` builds a ``RouteTable`` once, and
+``RouteTable.match(method, raw_path)`` answers each request with one of the result classes
+re-exported here. The modules: ``pattern`` (syntax), ``router`` (builder), ``table`` (freeze
+and match), ``trie`` (the segment trie and percent-decoding), ``results`` (the values handed to
+the dispatch layer).
+"""
+
+from .pattern import Pattern as Pattern
+from .pattern import parse_pattern as parse_pattern
+from .results import AutoOptions as AutoOptions
+from .results import BadPath as BadPath
+from .results import Endpoint as Endpoint
+from .results import Found as Found
+from .results import MatchResult as MatchResult
+from .results import MethodNotAllowed as MethodNotAllowed
+from .results import NotFound as NotFound
+from .results import Redirect as Redirect
+from .router import Router as Router
+from .table import RouteTable as RouteTable
+
+__all__ = [
+    "AutoOptions",
+    "BadPath",
+    "Endpoint",
+    "Found",
+    "MatchResult",
+    "MethodNotAllowed",
+    "NotFound",
+    "Pattern",
+    "RouteTable",
+    "Router",
+    "parse_pattern",
+]

@@ -1,0 +1,121 @@
+"""The values routing hands to the dispatch layer: endpoints and match results.
+
+:class:`Endpoint` describes one registered route (or fallback) when a router is frozen; the
+dispatch layer turns each into its own prepared object ``T``. ``RouteTable[T].match`` then
+answers with exactly one of the frozen result classes here. They only describe the outcome;
+building the HTTP response (404, 405, 308, 204, 400) is the caller's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
+
+import attrs
+
+from .._http.method import Method
+
+if TYPE_CHECKING:
+    from .router import Router
+
+__all__ = [
+    "AutoOptions",
+    "BadPath",
+    "Endpoint",
+    "Found",
+    "MatchResult",
+    "MethodNotAllowed",
+    "NotFound",
+    "Redirect",
+]
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class Endpoint:
+    """One route (or fallback) of a frozen router, as given to ``prepare``.
+
+    * ``method``: the HTTP method, or ``None`` for a fallback.
+    * ``pattern``: the full pattern including every nest prefix (``/api/users/{id}``). For a
+      fallback it is the prefix the fallback covers (``/`` for the outermost router).
+    * ``handler``: the registered callable, unchanged.
+    * ``routers``: the routers that own this endpoint, outermost first. A route registered on a
+      router nested twice deep has ``(root, middle, inner)``; later stages compose middleware
+      and state from this chain.
+    * ``param_names``: the names of the values ``Found.params`` will hold, in path order
+      (empty for fallbacks, which receive no path parameters).
+    """
+
+    method: Method | None
+    pattern: str
+    handler: Callable[..., Any]
+    routers: tuple[Router, ...]
+    param_names: tuple[str, ...]
+
+
+@attrs.frozen
+class Found(Generic[T]):
+    """A route matched: ``target`` is its prepared endpoint, ``params`` the decoded path
+    parameters by name (a fresh dict per match). A ``HEAD`` request on a route with ``GET`` but
+    no ``HEAD`` handler gets the ``GET`` target; the caller sends headers only."""
+
+    target: T
+    params: dict[str, str]
+
+
+@attrs.frozen
+class Redirect:
+    """The path matches a route only with (or only without) a trailing slash.
+
+    ``location`` is the request's raw path (still percent-encoded) with the slash added or
+    removed: relative, never starting with ``//``. The caller appends ``?query`` when there was
+    one and answers 308, which keeps the method and body."""
+
+    location: str
+
+
+@attrs.frozen
+class MethodNotAllowed:
+    """The path matches but no route has this method (405). ``allow`` lists the path's methods
+    in a stable order, with ``HEAD`` when ``GET`` exists and ``OPTIONS`` always. ``routers`` is
+    the chain the path's routes share (see :class:`Endpoint`)."""
+
+    allow: tuple[str, ...]
+    routers: tuple[Router, ...]
+
+
+@attrs.frozen
+class AutoOptions:
+    """``OPTIONS`` on a path that has routes but no ``OPTIONS`` route: the caller answers 204
+    with ``Allow``. Fields as in :class:`MethodNotAllowed`."""
+
+    allow: tuple[str, ...]
+    routers: tuple[Router, ...]
+
+
+@attrs.frozen
+class NotFound(Generic[T]):
+    """No route matches (404 unless there is a fallback).
+
+    ``routers`` is the chain of the most specific nested router whose prefix covers the path
+    (just ``(root,)`` outside every prefix). ``fallback`` is the prepared fallback for that
+    chain: the innermost router in it that declared one supplies the handler, and the endpoint
+    was prepared with this same ``routers`` chain. ``None`` means: answer the built-in 404."""
+
+    fallback: T | None
+    routers: tuple[Router, ...]
+
+
+@attrs.frozen
+class BadPath:
+    """The path cannot be decoded (bad percent-encoding, invalid UTF-8 after decoding, or no
+    leading ``/``): the caller answers 400 with ``message``."""
+
+    message: str
+
+
+MatchResult: TypeAlias = (
+    Found[T] | Redirect | MethodNotAllowed | AutoOptions | NotFound[T] | BadPath
+)
+"""Everything ``RouteTable[T].match`` can answer."""
