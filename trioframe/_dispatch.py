@@ -76,7 +76,7 @@ class App:
             return Response.error(500, "Internal Server Error")
 
     async def _call(self, target: PreparedEndpoint, request: Request) -> Response:
-        declared = request.headers.get("content-length") if request.method != "GET" else None
+        declared = request.headers.get("content-length")
         if declared is not None and int(declared) > self.max_body_size:
             raise PayloadTooLarge(f"request body is larger than {self.max_body_size} bytes")
         return to_response(await target.plan.call(request))
@@ -87,7 +87,9 @@ class App:
                 return await self._call(match.fallback, request)
             raise Error.not_found(f"{request.uri.raw_path}")
         if type(match) is Redirect:
-            location = f"{match.location}?{request.uri.query}" if request.uri.query else match.location
+            location = (
+                f"{match.location}?{request.uri.query}" if request.uri.query else match.location
+            )
             return Response(308).with_header("location", location)
         if type(match) is MethodNotAllowed:
             allow = ", ".join(match.allow)

@@ -211,8 +211,19 @@ class Response:
 
 
 async def _as_bytes(chunks: AsyncIterable[bytes | str]) -> AsyncIterator[bytes]:
-    async for chunk in chunks:
-        yield chunk.encode() if isinstance(chunk, str) else bytes(chunk)
+    iterator = aiter(chunks)
+    try:
+        async for chunk in iterator:
+            yield chunk.encode() if isinstance(chunk, str) else bytes(chunk)
+    finally:
+        await _aclose(iterator)
+
+
+async def _aclose(iterator: object) -> None:
+    """Close the application's iterator too, so its ``finally`` blocks run now."""
+    aclose = getattr(iterator, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 @attrs.frozen
@@ -240,8 +251,13 @@ class ServerSentEvent:
 
 
 async def _sse_frames(events: AsyncIterable[str | ServerSentEvent]) -> AsyncIterator[bytes]:
-    async for event in events:
-        yield (event if isinstance(event, ServerSentEvent) else ServerSentEvent(event)).encode()
+    iterator = aiter(events)
+    try:
+        async for event in iterator:
+            frame = event if isinstance(event, ServerSentEvent) else ServerSentEvent(event)
+            yield frame.encode()
+    finally:
+        await _aclose(iterator)
 
 
 def to_response(value: object) -> Response:

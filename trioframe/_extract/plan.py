@@ -70,7 +70,9 @@ def build_plan(handler: Callable[..., Any]) -> HandlerPlan:
     try:
         hints = typing.get_type_hints(handler, include_extras=True)
     except Exception as exc:
-        raise ConfigurationError(f"cannot resolve the annotations of handler {name}: {exc}") from exc
+        raise ConfigurationError(
+            f"cannot resolve the annotations of handler {name}: {exc}"
+        ) from exc
     steps: list[tuple[str, Step]] = []
     for param in inspect.signature(handler).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):

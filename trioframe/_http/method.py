@@ -31,7 +31,7 @@ class Method(str):
     @classmethod
     def of(cls, name: str | bytes) -> Method:
         """The interned ``Method`` for ``name`` (upper-cased for strings given by developers)."""
-        known = _KNOWN.get(name)  # type: ignore[call-overload]
+        known = _KNOWN.get(name)
         if known is not None:
             return known
         if isinstance(name, bytes):

@@ -98,7 +98,7 @@ class HTTP1Adapter:
         self._body_left: int | None = None  # bytes of a Content-Length body not fed to h11
 
     # -- receiving --------------------------------------------------------------------------
-    def receive_data(self, data: bytes) -> None:
+    def receive_data(self, data: bytes | bytearray) -> None:
         """Add received bytes; ``b""`` means the peer closed its side."""
         if data:
             self._buffer += data
@@ -218,14 +218,17 @@ class HTTP1Adapter:
     # -- sending ----------------------------------------------------------------------------
     def send_continue(self) -> bytes:
         """``100 Continue``, to send before reading a body the client holds back."""
-        return self._h11.send(h11.InformationalResponse(status_code=100, headers=[])) or b""
+        event = h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")
+        return self._h11.send(event) or b""
 
     def send_head(self, status: int, headers: list[tuple[bytes, bytes]]) -> bytes:
         """The response head (status line and headers)."""
         reason = _REASONS.get(status)
         if reason is None:
             reason = _REASONS[status] = reason_phrase(status).encode("ascii")
-        return self._h11.send(h11.Response(status_code=status, headers=headers, reason=reason)) or b""
+        return (
+            self._h11.send(h11.Response(status_code=status, headers=headers, reason=reason)) or b""
+        )
 
     def send_data(self, data: bytes) -> bytes:
         """Framing for one piece of response body (chunked or plain, as h11 decided)."""
@@ -256,8 +259,6 @@ class HTTP1Adapter:
 def _as_protocol_error(exc: h11.RemoteProtocolError) -> ProtocolError:
     status = exc.error_status_hint if 400 <= exc.error_status_hint < 600 else 400
     return ProtocolError(status, "malformed request")
-
-
 
 
 def render_simple_response(status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> bytes:

@@ -72,7 +72,9 @@ class ServerConfig:
         """A copy with HTTP/2 on or off."""
         return attrs.evolve(self, http2=enabled)
 
-    def with_tls(self, cert_file: str | ssl.SSLContext, key_file: str | None = None) -> ServerConfig:
+    def with_tls(
+        self, cert_file: str | ssl.SSLContext, key_file: str | None = None
+    ) -> ServerConfig:
         """A copy serving HTTPS from a certificate and key file (or an ``SSLContext``)."""
         if isinstance(cert_file, ssl.SSLContext):
             return attrs.evolve(self, tls=cert_file)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 import math
-from contextlib import aclosing
+from contextlib import aclosing, suppress
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -228,6 +228,7 @@ class HTTP1Connection:
                     await self._fill()
             if event is CLOSED:
                 return
+            assert type(event) is RequestHead
             scope.deadline = math.inf
             await self._handle(event)
             if not adapter.can_reuse:
@@ -344,17 +345,17 @@ class HTTP1Connection:
                 data += adapter.send_data(response.body)
             await self._send_with_deadline(data + adapter.send_end())
             return
-        await self._send_with_deadline(data)
-        if send_body:
-            await self._send_stream(stream)
-        await self._send_with_deadline(adapter.send_end())
+        async with aclosing(stream):  # type: ignore[type-var]
+            await self._send_with_deadline(data)
+            if send_body:
+                await self._send_stream(stream)
+            await self._send_with_deadline(adapter.send_end())
 
     async def _send_stream(self, stream: AsyncIterable[bytes]) -> None:
         try:
-            async with aclosing(stream) as chunks:  # type: ignore[type-var]
-                async for chunk in chunks:
-                    if chunk:
-                        await self._send_with_deadline(self.adapter.send_data(chunk))
+            async for chunk in stream:
+                if chunk:
+                    await self._send_with_deadline(self.adapter.send_data(chunk))
         except _Drop:
             raise
         except Exception:
@@ -380,10 +381,8 @@ class HTTP1Connection:
             status, [_JSON, (b"date", http_date())], error_body(status, message)
         )
         with trio.move_on_after(self.config.send_timeout):
-            try:
+            with suppress(_Drop):
                 await self._send_all(data)
-            except _Drop:
-                pass
 
 
 def _has(headers: list[tuple[bytes, bytes]], name: bytes) -> bool:

@@ -70,7 +70,7 @@ class Server:
         try:
             await connection.run()
         finally:
-            state.connections.discard(connection)
+            state.forget(connection)
 
     # -- serving ------------------------------------------------------------------------------
     async def serve(
@@ -149,13 +149,11 @@ class Server:
         for connection in list(state.connections):
             connection.begin_shutdown()
         with trio.move_on_after(self.config.shutdown_timeout):
-            while connections.child_tasks:
-                await trio.sleep(0.01)
+            await state.wait_all_closed()
         for connection in list(state.connections):
             connection.cancel_for_shutdown()
         with trio.move_on_after(_FINAL_GRACE):
-            while connections.child_tasks:
-                await trio.sleep(0.01)
+            await state.wait_all_closed()
         connections.cancel_scope.cancel()
 
     def shutdown(self) -> None:

@@ -7,6 +7,7 @@ import logging
 from typing import TYPE_CHECKING
 
 import attrs
+import trio
 
 from .._protocol.head import HeadLimits
 
@@ -28,6 +29,21 @@ class ServingState:
     log: logging.Logger = attrs.field(factory=lambda: logging.getLogger("trioframe"))
     shutting_down: bool = False
     connections: set[HTTP1Connection] = attrs.field(factory=set)
+    _all_closed: trio.Event | None = None
+
+    def forget(self, connection: HTTP1Connection) -> None:
+        """A connection has ended."""
+        self.connections.discard(connection)
+        if not self.connections and self._all_closed is not None:
+            self._all_closed.set()
+
+    async def wait_all_closed(self) -> None:
+        """Return once no connection is open. Cancellation: a plain checkpoint."""
+        if not self.connections:
+            await trio.lowlevel.checkpoint()
+            return
+        self._all_closed = trio.Event()
+        await self._all_closed.wait()
 
     @classmethod
     def create(cls, app: App, config: ServerConfig) -> ServingState:

@@ -60,7 +60,7 @@ async def _next_event(connection: h11.Connection, stream: trio.abc.Stream) -> ob
     while True:
         event = connection.next_event()
         if event is h11.NEED_DATA:
-            connection.receive_data(await stream.receive_some())
+            connection.receive_data(bytes(await stream.receive_some()))
             continue
         if isinstance(event, h11.InformationalResponse):
             continue

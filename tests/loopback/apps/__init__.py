@@ -1,0 +1,1 @@
+"""Small applications the loopback tests run in subprocesses."""

@@ -1,0 +1,105 @@
+"""Graceful shutdown of ``Server.run()`` on SIGTERM, in a subprocess: the request in flight
+completes (with ``Connection: close``), new connections are refused, the process exits 0."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from ._support import RawConnection, simple_get
+
+pytestmark = pytest.mark.loopback
+
+APP = Path(__file__).parent / "apps" / "slow_app.py"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class ProcessOutput:
+    """Reads a subprocess's stdout line by line; ``wait_for`` returns when a line contains
+    the given text."""
+
+    def __init__(self, stream: trio.abc.ReceiveStream) -> None:
+        self.stream = stream
+        self.text = ""
+
+    async def wait_for(self, fragment: str) -> None:
+        while fragment not in self.text:
+            data = await self.stream.receive_some(4096)
+            if not data:
+                raise AssertionError(f"process output ended before {fragment!r}:\n{self.text}")
+            self.text += data.decode(errors="replace")
+
+
+async def _connection_refused(port: int) -> bool:
+    try:
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+    except OSError:
+        return True
+    await stream.aclose()
+    return False
+
+
+async def test_sigterm_finishes_the_in_flight_request_and_exits_0() -> None:
+    port = _free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    with trio.fail_after(10):
+        process = await trio.lowlevel.open_process(
+            [sys.executable, str(APP), str(port)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=str(REPO),
+        )
+        try:
+            assert process.stdout is not None
+            output = ProcessOutput(process.stdout)
+            await output.wait_for("serving on")
+
+            connection = await RawConnection.open("127.0.0.1", port)
+            await connection.send(simple_get("/slow"))
+            await output.wait_for("slow-started")
+            signalled = trio.current_time()
+            process.send_signal(signal.SIGTERM)
+            await output.wait_for("shutting down")
+
+            # While the request is still in flight, the listener goes away (polled, with a
+            # bound: the server is another process).
+            for _ in range(50):
+                if await _connection_refused(port):
+                    break
+                await trio.sleep(0.01)
+            else:
+                raise AssertionError("new connections were still accepted during shutdown")
+
+            response = await connection.read_response()
+            assert response.status == 200
+            assert response.body == b"slow done"
+            assert response.closes
+            assert await connection.read_until_eof() == b""
+            await connection.aclose()
+
+            assert await process.wait() == 0, output.text
+            assert trio.current_time() - signalled < 5.0
+            await output.wait_for("exited-run")
+            assert await _connection_refused(port)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                with trio.move_on_after(2):
+                    await process.wait()

@@ -1,0 +1,171 @@
+"""The HTTP/1.1 adapter over h11: bytes in, events out (sans-I/O, synchronous)."""
+
+from __future__ import annotations
+
+import pytest
+
+from trioframe._protocol.errors import ProtocolError
+from trioframe._protocol.head import HeadLimits
+from trioframe._protocol.http1 import (
+    CLOSED,
+    NEED_DATA,
+    PAUSED,
+    BodyChunk,
+    BodyEnd,
+    HTTP1Adapter,
+    RequestHead,
+    render_simple_response,
+)
+
+
+def events(adapter: HTTP1Adapter) -> list[object]:
+    out: list[object] = []
+    while True:
+        event = adapter.next_event()
+        out.append(event)
+        if event in (NEED_DATA, PAUSED, CLOSED):
+            return out
+
+
+def respond(adapter: HTTP1Adapter, body: bytes = b"ok") -> bytes:
+    data = adapter.send_head(200, [(b"content-length", b"%d" % len(body))])
+    data += adapter.send_data(body) + adapter.send_end()
+    return data
+
+
+def test_get_request_then_keep_alive() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"GET /a?b=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+    head, end, paused = events(adapter)
+    assert isinstance(head, RequestHead)
+    assert (head.method, head.target, head.version) == (b"GET", b"/a?b=1", "1.1")
+    assert head.content_length is None and not head.chunked
+    assert end == BodyEnd() and paused is PAUSED
+    assert respond(adapter).startswith(b"HTTP/1.1 200 OK\r\n")
+    assert adapter.can_reuse
+    adapter.start_next_cycle()
+    assert adapter.idle
+    assert adapter.next_event() is NEED_DATA
+
+
+def test_body_split_across_reads() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab")
+    assert isinstance(adapter.next_event(), RequestHead)
+    assert adapter.next_event() == BodyChunk(b"ab")
+    assert adapter.next_event() is NEED_DATA
+    adapter.receive_data(b"cde")
+    assert adapter.next_event() == BodyChunk(b"cde")
+    assert adapter.next_event() == BodyEnd()
+
+
+def test_pipelined_requests_after_a_fixed_length_body_stay_checked() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(
+        b"POST /1 HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+        b"GET /2 HTTP/1.1\r\nHost: x\r\nX: \x01\r\n\r\n"
+    )
+    assert events(adapter)[:3] == [adapter._head, BodyChunk(b"abc"), BodyEnd()]
+    respond(adapter)
+    adapter.start_next_cycle()
+    with pytest.raises(ProtocolError) as info:
+        adapter.next_event()
+    assert info.value.status == 400
+
+
+def test_pipelined_request_after_a_chunked_body() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(
+        b"POST /1 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"3\r\nabc\r\n0\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\n"
+    )
+    got = events(adapter)
+    assert got[1:] == [BodyChunk(b"abc"), BodyEnd(), PAUSED]
+    respond(adapter)
+    adapter.start_next_cycle()
+    head = adapter.next_event()
+    assert isinstance(head, RequestHead) and head.target == b"/2"
+
+
+def test_empty_lines_before_a_request_are_ignored() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert isinstance(adapter.next_event(), RequestHead)
+
+
+def test_eof_between_requests_is_closed_and_inside_a_head_is_an_error() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"")
+    assert adapter.next_event() is CLOSED
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"GET / HT")
+    adapter.receive_data(b"")
+    with pytest.raises(ProtocolError):
+        adapter.next_event()
+
+
+def test_eof_inside_a_body_is_an_error() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab")
+    adapter.next_event()
+    adapter.next_event()
+    adapter.receive_data(b"")
+    with pytest.raises(ProtocolError):
+        adapter.next_event()
+
+
+def test_h11_status_hints_become_statuses() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"GET / HTTP/1.1\r\n\r\n")  # no Host: h11 says 400
+    with pytest.raises(ProtocolError) as info:
+        adapter.next_event()
+    assert info.value.status == 400
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n")
+    with pytest.raises(ProtocolError) as info:
+        adapter.next_event()
+    assert info.value.status == 501
+
+
+def test_head_limits_apply_in_one_read() -> None:
+    adapter = HTTP1Adapter(HeadLimits(max_head_size=64))
+    adapter.receive_data(b"GET / HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 64 + b"\r\n\r\n")
+    with pytest.raises(ProtocolError) as info:
+        adapter.next_event()
+    assert info.value.status == 431
+
+
+def test_expect_continue() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n"
+    )
+    head = adapter.next_event()
+    assert isinstance(head, RequestHead) and head.expects_continue
+    assert adapter.they_expect_continue
+    assert adapter.send_continue().startswith(b"HTTP/1.1 100 ")
+    assert not adapter.they_expect_continue
+
+
+def test_head_response_sends_no_body_framing() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n")
+    events(adapter)
+    data = adapter.send_head(200, [(b"content-length", b"10")]) + adapter.send_end()
+    assert data.endswith(b"content-length: 10\r\n\r\n")
+
+
+def test_http10_closes_after_the_response() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"GET / HTTP/1.0\r\n\r\n")
+    head = adapter.next_event()
+    assert isinstance(head, RequestHead) and head.version == "1.0"
+    events(adapter)
+    respond(adapter)
+    assert not adapter.can_reuse
+
+
+def test_simple_response_never_echoes_peer_text() -> None:
+    raw = render_simple_response(400, [(b"content-type", b"application/json")], b"{}")
+    assert raw.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert b"connection: close" in raw and raw.endswith(b"\r\n\r\n{}")
