@@ -68,7 +68,7 @@ class App:
                 return await self._call(match.target, request)
             return await self._answer_unrouted(match, request)
         except Error as error:
-            return Response.from_error(error)
+            return _render_error(error, request)
         except json.JSONDecodeError:
             return Response.error(400, "malformed JSON")
         except Exception:
@@ -99,3 +99,20 @@ class App:
         if type(match) is BadPath:
             raise Error.bad_request(match.message)
         raise AssertionError(f"unknown route match {match!r}")  # pragma: no cover
+
+
+def _render_error(error: Error, request: Request) -> Response:
+    if error.status >= 500:
+        log.error(
+            "%s %s answered %d: %s",
+            request.method,
+            request.uri,
+            error.status,
+            error.message,
+            exc_info=error.__cause__ is not None,
+        )
+    try:
+        return Response.from_error(error)
+    except ValueError:  # headers= held a value HTTP cannot carry
+        log.exception("cannot render %r for %s %s", error, request.method, request.uri)
+        return Response.error(500, "Internal Server Error")

@@ -12,6 +12,7 @@ from typing import Any, TypeVar, overload
 
 import attrs
 
+from ._errors import BadRequest
 from ._http.headers import Headers
 from ._http.method import Method
 from ._http.url import Uri, parse_query
@@ -95,8 +96,12 @@ class Request:
 
     @functools.cached_property
     def query_pairs(self) -> list[tuple[str, str]]:
-        """Every decoded ``(name, value)`` pair of the query string, in order."""
-        return parse_query(self.uri.query)
+        """Every decoded ``(name, value)`` pair of the query string, in order. Raises
+        ``BadRequest`` (400) for invalid percent-encoding or UTF-8, or over 1000 fields."""
+        try:
+            return parse_query(self.uri.query)
+        except ValueError as exc:
+            raise BadRequest(f"invalid query string: {exc}") from None
 
     @functools.cached_property
     def query_params(self) -> dict[str, str]:

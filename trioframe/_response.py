@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from ._errors import Error, error_body
+from ._errors import Error, InternalServerError, error_body
 
 __all__ = ["Response", "ServerSentEvent", "to_response"]
 
@@ -69,7 +69,7 @@ def encode_json(value: Any) -> bytes:
             value, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_json_default
         ).encode()
     except (TypeError, ValueError, RecursionError) as exc:
-        raise Error(500, f"response value is not JSON-serializable: {exc}") from exc
+        raise InternalServerError(f"response value is not JSON-serializable: {exc}") from exc
 
 
 class Response:
@@ -118,7 +118,8 @@ class Response:
     @classmethod
     def json(cls, value: Any, status: int = 200) -> Response:
         """``application/json``. attrs instances, dataclasses, ``Headers`` and ``CookieJar``
-        serialize; an unserializable value raises ``Error`` (500) here, at the call."""
+        serialize; an unserializable value raises ``InternalServerError`` (500, details
+        logged, not sent) here, at the call."""
         return cls(status, encode_json(value), [(b"content-type", CT_JSON)])
 
     @classmethod

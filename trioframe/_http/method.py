@@ -30,7 +30,7 @@ class Method(str):
 
     @classmethod
     def of(cls, name: str | bytes) -> Method:
-        """The interned ``Method`` for ``name`` (upper-cased for strings given by developers)."""
+        """The interned ``Method`` for ``name`` (case-sensitive: ``"get"`` is another method)."""
         known = _KNOWN.get(name)
         if known is not None:
             return known

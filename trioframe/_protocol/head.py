@@ -16,10 +16,9 @@ from .errors import ProtocolError
 
 __all__ = ["HeadLimits", "check_head", "check_partial_head"]
 
-# Control characters other than HTAB, or a CR/LF that is not part of a CRLF pair.
-_BAD_BYTES = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)|(?<!\r)\n")
-_OBS_FOLD = re.compile(rb"\r\n[ \t]")
-_FRAMING = re.compile(rb"\r\n(content-length|transfer-encoding)[ \t]*:([^\r]*)", re.IGNORECASE)
+# Bytes a head may hold: HTAB, CR, LF, visible ASCII and space, obs-text. Deleting these
+# leaves only the forbidden ones (control characters and DEL), in one C-speed pass.
+_ALLOWED = bytes([9, 10, 13, *range(0x20, 0x7F), *range(0x80, 0x100)])
 _VERSION = re.compile(rb"HTTP/(\d)\.(\d)")
 
 
@@ -62,28 +61,32 @@ def check_head(head: bytes, limits: HeadLimits) -> None:
         target.startswith(b"/") or target.startswith(b"http://") or target.startswith(b"https://")
     ):
         raise ProtocolError(400, "request target must be in origin-form or absolute-form")
-    if _BAD_BYTES.search(head, 0, len(head) - 4):
+    if head.translate(None, _ALLOWED):
         raise ProtocolError(400, "invalid characters in request head")
-    if _OBS_FOLD.search(head, line_end):
+    line_breaks = head.count(b"\r\n")
+    if head.count(b"\r") != line_breaks or head.count(b"\n") != line_breaks:
+        raise ProtocolError(400, "bare CR or LF in request head")
+    if b"\r\n " in head or b"\r\n\t" in head:
         raise ProtocolError(400, "obsolete line folding in header")
-    if head.count(b"\r\n") - 2 > limits.max_header_count:
+    if line_breaks - 2 > limits.max_header_count:
         raise ProtocolError(431, "too many header fields")
-    _check_framing(head, line_end, is_http10=match.group(2) == b"0")
+    lower = head.lower()
+    if b"\r\ncontent-length:" in lower or b"\r\ntransfer-encoding:" in lower:
+        _check_framing(lower, is_http10=match.group(2) == b"0")
 
 
-def _check_framing(head: bytes, start: int, *, is_http10: bool) -> None:
-    lengths = 0
-    transfer_encoding = False
-    for name, value in _FRAMING.findall(head, start):
-        if len(name) == 14:  # content-length
-            lengths += 1
-            if lengths > 1:
-                raise ProtocolError(400, "duplicate Content-Length")
-            if not value.strip(b" \t").isdigit():
-                raise ProtocolError(400, "invalid Content-Length")
-        else:
-            transfer_encoding = True
-    if transfer_encoding and lengths:
-        raise ProtocolError(400, "both Content-Length and Transfer-Encoding")
-    if transfer_encoding and is_http10:
-        raise ProtocolError(400, "Transfer-Encoding on HTTP/1.0")
+def _check_framing(lower_head: bytes, *, is_http10: bool) -> None:
+    """Content-Length and Transfer-Encoding rules h11 is lenient about (RFC 9112 6.3)."""
+    lengths = lower_head.count(b"\r\ncontent-length:")
+    if lengths > 1:
+        raise ProtocolError(400, "duplicate Content-Length")
+    if lengths:
+        start = lower_head.index(b"\r\ncontent-length:") + 17
+        value = lower_head[start : lower_head.index(b"\r\n", start)].strip(b" \t")
+        if not value.isdigit():
+            raise ProtocolError(400, "invalid Content-Length")
+    if b"\r\ntransfer-encoding:" in lower_head:
+        if lengths:
+            raise ProtocolError(400, "both Content-Length and Transfer-Encoding")
+        if is_http10:
+            raise ProtocolError(400, "Transfer-Encoding on HTTP/1.0")

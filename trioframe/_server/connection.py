@@ -89,7 +89,7 @@ class HTTP1Connection:
         self.phase = Phase.IDLE
         self._scope = trio.CancelScope()
         self._data_lot = trio.lowlevel.ParkingLot()  # waiting for the watcher's bytes
-        self._watch_lot = trio.lowlevel.ParkingLot()  # the watcher sleeps here
+        self._watcher: trio.lowlevel.Task | None = None  # set while the watcher sleeps
         self._reading = False  # a task is inside receive_some
         self._handler_running = False
         self._peer_gone = False
@@ -187,10 +187,21 @@ class HTTP1Connection:
         else:
             await self._read_once()
 
+    def _wake_watcher(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            trio.lowlevel.reschedule(watcher)
+
     async def _watch(self) -> None:
         adapter = self.adapter
+
+        def abort(_: Any) -> trio.lowlevel.Abort:
+            self._watcher = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
         while True:
-            await self._watch_lot.park()
+            self._watcher = trio.lowlevel.current_task()
+            await trio.lowlevel.wait_task_rescheduled(abort)
             while (
                 self._handler_running
                 and not self._reading
@@ -255,7 +266,7 @@ class HTTP1Connection:
             body_reader=self._receive_body,
         )
         self._handler_running = True
-        self._watch_lot.unpark_all()
+        self._wake_watcher()
         if self._peer_gone and self.config.cancel_on_disconnect:
             self._scope.cancel()
         try:
@@ -364,9 +375,9 @@ class HTTP1Connection:
             raise _Drop from None
 
     async def _send_with_deadline(self, data: bytes) -> None:
+        # The deadline stays after the write: whatever waits next sets its own.
         self._scope.deadline = trio.current_time() + self.config.send_timeout
         await self._send_all(data)
-        self._scope.deadline = math.inf
 
     async def _send_all(self, data: bytes) -> None:
         try:
