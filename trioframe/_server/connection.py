@@ -176,7 +176,8 @@ class HTTP1Connection:
         finally:
             self._reading = False
         self.adapter.receive_data(data)
-        self._data_lot.unpark_all()
+        if self._data_lot:
+            self._data_lot.unpark_all()
         if not data:
             self._on_peer_gone()
 

@@ -17,6 +17,7 @@ from typing import Any
 import trio
 
 from .._dispatch import App
+from .._errors import ConfigurationError
 from .._routing.router import Router
 from .address import parse_address
 from .config import ServerConfig
@@ -55,6 +56,7 @@ class Server:
     # -- building the shared state --------------------------------------------------------
     def _prepare(self) -> ServingState:
         if self._state is None:
+            _refuse_unbuilt_features(self.config)
             app = App(self.router, max_body_size=self.config.max_body_size)
             self._state = ServingState.create(app, self.config)
         return self._state
@@ -185,6 +187,20 @@ class Server:
                     return
                 log.info("%s received: shutting down", signal.Signals(signum).name)
                 self.shutdown()
+
+
+def _refuse_unbuilt_features(config: ServerConfig) -> None:
+    """Options accepted by ``ServerConfig`` whose implementation has not landed yet fail
+    loudly at startup instead of being silently ignored."""
+    unbuilt = {
+        "http2": config.http2,
+        "tls": config.tls is not None,
+        "workers > 1": config.workers > 1,
+        "trusted_proxies": bool(config.trusted_proxies),
+    }
+    asked = [name for name, wanted in unbuilt.items() if wanted]
+    if asked:
+        raise ConfigurationError(f"not available in this version yet: {', '.join(asked)}")
 
 
 def _sockname(listener: trio.SocketListener) -> tuple[str, int]:

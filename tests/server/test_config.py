@@ -1,0 +1,62 @@
+"""``ServerConfig`` values and what the server does with them at startup."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from trioframe import ConfigurationError, Response, Router, ServerConfig
+from trioframe.testing import TestClient
+
+
+async def ok() -> Response:
+    return Response.text("ok")
+
+
+def test_defaults_match_the_contract() -> None:
+    config = ServerConfig()
+    assert config.max_body_size == 10 * 1024 * 1024
+    assert config.max_header_size == 16 * 1024
+    assert config.max_request_line_size == 8 * 1024
+    assert config.max_header_count == 100
+    assert (config.keep_alive_timeout, config.header_timeout) == (5.0, 10.0)
+    assert (config.body_timeout, config.send_timeout) == (30.0, 60.0)
+    assert config.max_requests_per_connection == 1000
+    assert config.max_connections == 1000
+    assert config.shutdown_timeout == 10.0
+    assert config.cancel_on_disconnect is True
+
+
+def test_with_copies_and_leaves_the_original() -> None:
+    base = ServerConfig()
+    changed = base.with_max_body_size(1024).with_header_timeout(1.5)
+    assert (changed.max_body_size, changed.header_timeout) == (1024, 1.5)
+    assert base.max_body_size == 10 * 1024 * 1024
+    assert base.with_http2().http2 is True
+    assert base.with_tls("cert.pem", "key.pem").tls == ("cert.pem", "key.pem")
+    with pytest.raises(AttributeError):
+        base.with_no_such_field(1)
+
+
+def test_config_is_frozen_and_validated() -> None:
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        ServerConfig().max_body_size = 1  # type: ignore[misc]
+    with pytest.raises(ValueError, match="max_body_size"):
+        ServerConfig(max_body_size=0)
+    with pytest.raises(ValueError, match="header_timeout"):
+        ServerConfig(header_timeout=-1.0)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        ServerConfig(http2=True),
+        ServerConfig().with_tls("c.pem", "k.pem"),
+        ServerConfig(workers=2),
+        ServerConfig(trusted_proxies=["10.0.0.1"]),
+    ],
+)
+async def test_options_not_built_yet_fail_at_startup(config: ServerConfig) -> None:
+    with pytest.raises(ConfigurationError, match="not available in this version yet"):
+        async with TestClient(Router().get("/", ok), config):
+            pass
