@@ -118,7 +118,10 @@ class Server:
         connections: trio.Nursery,
     ) -> None:
         while True:
-            await limiter.acquire()
+            try:
+                limiter.acquire_nowait()  # under the limit: no extra trip through the scheduler
+            except trio.WouldBlock:
+                await limiter.acquire()
             try:
                 stream = await listener.accept()
             except OSError as exc:
