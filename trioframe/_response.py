@@ -24,6 +24,7 @@ __all__ = ["Response", "ServerSentEvent", "to_response"]
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _BAD_VALUE = re.compile(r"[\r\n\x00]")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # every line break an event-stream parser knows
 
 CT_TEXT = b"text/plain; charset=utf-8"
 CT_HTML = b"text/html; charset=utf-8"
@@ -247,7 +248,7 @@ class ServerSentEvent:
                 lines.append(f"{name}: {value}")
         if self.retry is not None:
             lines.append(f"retry: {int(self.retry)}")
-        lines.extend(f"data: {line}" for line in self.data.replace("\r\n", "\n").split("\n"))
+        lines.extend(f"data: {line}" for line in _LINE_BREAK.split(self.data))
         return ("\n".join(lines) + "\n\n").encode()
 
 

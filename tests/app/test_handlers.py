@@ -171,3 +171,20 @@ async def test_handler_is_analysed_once_not_per_request() -> None:
         handler.__annotations__["request"] = "NotAnExtractor"
         assert (await client.get("/a")).text == "/a"
         assert (await client.get("/a")).text == "/a"
+
+
+class Greeter:
+    """A handler object: ``async def __call__`` with extractor annotations."""
+
+    def __init__(self, greeting: str) -> None:
+        self.greeting = greeting
+
+    async def __call__(self, request: Request) -> Response:
+        return Response.text(f"{self.greeting} {request.param('name')}")
+
+
+async def test_an_object_with_async_call_is_a_handler() -> None:
+    router = Router().get("/hi/{name}", Greeter("hello"))
+    async with TestClient(router) as client:
+        response = await client.get("/hi/ada")
+    assert response.text == "hello ada"

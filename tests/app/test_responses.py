@@ -426,3 +426,11 @@ async def test_returning_an_unsupported_type_is_500(value: object) -> None:
 
 async def handler_ok() -> str:
     return "ok"
+
+
+def test_sse_data_splits_on_every_line_break_so_fields_cannot_be_injected() -> None:
+    encoded = ServerSentEvent("a\rb\r\nc\nd").encode()
+    assert encoded == b"data: a\ndata: b\ndata: c\ndata: d\n\n"
+    injected = ServerSentEvent("x\revent: evil").encode()
+    assert b"\nevent: evil" not in injected.replace(b"data: event: evil", b"")
+    assert injected == b"data: x\ndata: event: evil\n\n"

@@ -60,3 +60,32 @@ async def test_a_started_streaming_response_is_cut_off_at_the_deadline() -> None
             server.shutdown()
             rest = await connection.read_until_eof()
             assert b"0\r\n\r\n" not in rest  # closed without the final chunk: cut short
+
+
+async def test_a_head_still_arriving_at_the_deadline_gets_503() -> None:
+    server = Server(Router(), "127.0.0.1:0", ServerConfig(shutdown_timeout=0.3))
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            [(host, port)] = await nursery.start(server.serve)
+            connection = await RawConnection.open(host, port)
+            await connection.send(b"GET / HTTP/1.1\r\nHost: t\r\n")  # the head never ends
+            await trio.testing.wait_all_tasks_blocked()
+            server.shutdown()
+            response = await connection.read_response()
+            assert_error_body(response, 503)
+
+
+async def test_a_server_can_serve_again_after_a_shutdown() -> None:
+    async def hello() -> Response:
+        return Response.text("hello")
+
+    server = Server(Router().get("/", hello), "127.0.0.1:0")
+    with trio.fail_after(10):
+        for _ in range(2):
+            async with trio.open_nursery() as nursery:
+                [(host, port)] = await nursery.start(server.serve)
+                connection = await RawConnection.open(host, port)
+                await connection.send(simple_get("/"))
+                assert (await connection.read_response()).body == b"hello"
+                await connection.aclose()
+                server.shutdown()

@@ -180,3 +180,23 @@ async def test_handler_exception_gives_500_and_the_connection_keeps_serving(
         first, second = await conn.responses(2)
         assert first.status_code == 500 and b"secret" not in conn.bodies[0]
         assert second.status_code == 200 and conn.bodies[1] == b"hi"
+
+
+async def test_a_slow_stream_producer_is_not_cut_by_send_timeout(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async def slow_events() -> Response:
+        async def chunks():  # type: ignore[no-untyped-def]
+            await trio.sleep(100)  # longer than send_timeout, before the first chunk
+            yield b"first"
+            await trio.sleep(100)
+            yield b"second"
+
+        return Response.stream(chunks())
+
+    config = ServerConfig(send_timeout=2.0)
+    async with raw_server(Router().get("/", slow_events), config) as (server, nursery):
+        conn = connect(server, nursery)
+        await conn.send(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        head = await conn.response()
+        assert head.status_code == 200 and conn.body == b"firstsecond"

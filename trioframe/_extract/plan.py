@@ -67,8 +67,10 @@ def build_plan(handler: Callable[..., Any]) -> HandlerPlan:
         getattr(handler, "__call__", None)  # noqa: B004 - async callable objects
     ):
         raise ConfigurationError(f"handler {name} must be an async function")
+    # An object with ``async def __call__`` is analysed through that method.
+    target = handler if inspect.isroutine(handler) else type(handler).__call__
     try:
-        hints = typing.get_type_hints(handler, include_extras=True)
+        hints = typing.get_type_hints(target, include_extras=True)
     except Exception as exc:
         raise ConfigurationError(
             f"cannot resolve the annotations of handler {name}: {exc}"

@@ -146,7 +146,7 @@ class HTTP1Connection:
     def _answer_for_cancelled_phase(self) -> tuple[int, str] | None:
         if self._peer_gone or self._response_started:
             return None
-        if self._cancelled_for_shutdown and self.phase in (Phase.APP, Phase.BODY):
+        if self._cancelled_for_shutdown and self.phase is not Phase.IDLE:
             return (503, "the server is shutting down")
         if self.phase is Phase.HEAD:
             return (408, "request head timed out")
@@ -359,6 +359,7 @@ class HTTP1Connection:
             return
         async with aclosing(stream):  # type: ignore[type-var]
             await self._send_with_deadline(data)
+            self._scope.deadline = math.inf  # producing the first chunk may take any time
             if send_body:
                 await self._send_stream(stream)
             await self._send_with_deadline(adapter.send_end())
@@ -368,6 +369,7 @@ class HTTP1Connection:
             async for chunk in stream:
                 if chunk:
                     await self._send_with_deadline(self.adapter.send_data(chunk))
+                    self._scope.deadline = math.inf  # the next chunk may take any time
         except _Drop:
             raise
         except Exception:

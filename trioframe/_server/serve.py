@@ -104,6 +104,7 @@ class Server:
             for listener in listeners:
                 await listener.aclose()
             await self._drain(state, connections)
+        self._pending_shutdown = False  # the server may serve again
 
     async def trioframe(
         self, *, task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED
