@@ -31,7 +31,7 @@ def lint(session: nox.Session) -> None:
 def typing(session: nox.Session) -> None:
     """mypy --strict on the package, plus the type tests."""
     session.install("-e", ".[all]", *TYPING_DEPS)
-    session.run("mypy", "--strict", "trioframe")
+    session.run("mypy", "--strict", "trioframe", "tests/typing")
 
 
 @nox.session

@@ -3,6 +3,7 @@
 -- Environment (set by run.py):
 --   BENCH_BODY_BYTES    if set, send POST requests with a body of this many bytes
 --                       (application/octet-stream), for POST /echo
+--   BENCH_JSON_BODY     if set, send POST requests with this JSON body (application/json)
 --   BENCH_MAX_REQUESTS  stop the thread after this many responses: a hard cap on top of
 --                       wrk's -d duration, so a run is bounded in count as well as time
 -- At the end it prints one line "BENCH_RESULT {json}" that run.py parses.
@@ -14,6 +15,13 @@ if body_bytes then
   wrk.method = "POST"
   wrk.body = string.rep("x", body_bytes)
   wrk.headers["Content-Type"] = "application/octet-stream"
+end
+
+local json_body = os.getenv("BENCH_JSON_BODY")
+if json_body then
+  wrk.method = "POST"
+  wrk.body = json_body
+  wrk.headers["Content-Type"] = "application/json"
 end
 
 if max_requests then

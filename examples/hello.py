@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import logging
 
-from trioframe import Error, Request, Response, Router, Server
+from trioframe import Error, Path, Response, Router, Server
 
 
 async def hello() -> Response:
     return Response.text("Hello from trioframe!")
 
 
-async def get_user(request: Request) -> Response:
-    user_id = request.param("user_id")
-    if user_id != "1":
+async def get_user(user_id: Path[int]) -> Response:
+    if user_id != 1:
         raise Error.not_found(f"user {user_id}")
-    return Response.json({"id": 1, "name": "Ada"})
+    return Response.json({"id": user_id, "name": "Ada"})
 
 
 router = Router().get("/", hello).get("/users/{user_id}", get_user)

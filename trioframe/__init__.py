@@ -19,6 +19,18 @@ from ._errors import TooManyRequests as TooManyRequests
 from ._errors import Unauthorized as Unauthorized
 from ._errors import UnsupportedMediaType as UnsupportedMediaType
 from ._errors import ValidationError as ValidationError
+from ._extract import Body as Body
+from ._extract import Extension as Extension
+from ._extract import Form as Form
+from ._extract import FromRequest as FromRequest
+from ._extract import Json as Json
+from ._extract import Path as Path
+from ._extract import Query as Query
+from ._extract import State as State
+from ._http.cookies import Cookie as Cookie
+from ._http.cookies import CookieJar as CookieJar
+from ._http.cookies import CookieJar as Cookies
+from ._http.cookies import SameSite as SameSite
 from ._http.headers import Headers as Headers
 from ._http.method import Method as Method
 from ._http.url import Uri as Uri
@@ -34,23 +46,35 @@ __version__ = "0.2.4"
 
 __all__ = [
     "BadRequest",
+    "Body",
     "ConfigurationError",
     "Conflict",
+    "Cookie",
+    "CookieJar",
+    "Cookies",
     "Error",
+    "Extension",
     "Extensions",
     "Forbidden",
+    "Form",
+    "FromRequest",
     "Headers",
     "InternalServerError",
+    "Json",
     "Method",
     "MethodNotAllowed",
     "NotFound",
+    "Path",
     "PayloadTooLarge",
+    "Query",
     "Request",
     "Response",
     "Router",
+    "SameSite",
     "Server",
     "ServerConfig",
     "ServerSentEvent",
+    "State",
     "StatusCode",
     "TooManyRequests",
     "Unauthorized",

@@ -46,7 +46,9 @@ class PreparedEndpoint:
 
 
 def _prepare(endpoint: Endpoint) -> PreparedEndpoint:
-    return PreparedEndpoint(endpoint, build_plan(endpoint.handler))
+    states = tuple(value for router in endpoint.routers for value in router.states)
+    plan = build_plan(endpoint.handler, endpoint.param_names, states)
+    return PreparedEndpoint(endpoint, plan)
 
 
 class App:

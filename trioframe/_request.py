@@ -13,6 +13,7 @@ from typing import Any, TypeVar, overload
 import attrs
 
 from ._errors import BadRequest
+from ._http.cookies import CookieJar, header_text
 from ._http.headers import Headers
 from ._http.method import Method
 from ._http.url import Uri, parse_query
@@ -128,6 +129,18 @@ class Request:
     def query(self, name: str) -> str | None:
         """The query parameter ``name`` (last value), or ``None``."""
         return self.query_params.get(name)
+
+    @functools.cached_property
+    def _cookie_jar(self) -> CookieJar:
+        return CookieJar.parse(header_text(v) for k, v in self.headers.raw if k == b"cookie")
+
+    def cookies(self) -> CookieJar:
+        """The request's cookies, from every ``Cookie`` header (parsed once, then cached)."""
+        return self._cookie_jar
+
+    def cookie(self, name: str) -> str | None:
+        """The value of cookie ``name``, or ``None``."""
+        return self._cookie_jar.get(name)
 
     async def read_body(self) -> bytes:
         """Read the whole body (once; later calls return the same bytes).

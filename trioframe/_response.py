@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 
 from ._errors import Error, InternalServerError, error_body
+from ._http.cookies import Cookie
 
 __all__ = ["Response", "ServerSentEvent", "to_response"]
 
@@ -201,6 +202,12 @@ class Response:
     def append_header(self, name: str, value: str) -> Response:
         """Add a value for ``name`` next to existing ones; returns the response."""
         self.headers.append(_check_header(name, value))
+        return self
+
+    def add_cookie(self, cookie: Cookie) -> Response:
+        """Add a ``Set-Cookie`` header for ``cookie`` (one header per cookie; earlier ones
+        are kept); returns the response. ``ValueError`` from ``cookie.render()`` propagates."""
+        self.headers.append((b"set-cookie", cookie.render().encode("ascii")))
         return self
 
     def header(self, name: str) -> str | None:

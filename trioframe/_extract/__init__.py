@@ -1,11 +1,21 @@
-"""Extractor planning: a handler's signature becomes, once, a list of steps that fill its
-arguments from a ``Request``. Sans-I/O for planning; the steps themselves may await the body.
-
-This first cut knows the two handler shapes of the foundation: no parameters, and one
-parameter annotated ``Request``. Typed extractors (``Path[T]``, ``Query[T]``, ...) plug into
-``plan.build_plan``'s table.
+"""Extractors: the annotations handlers use (``markers``), the cattrs converters built once
+(``convert``), one step factory per kind (``sources``), and ``plan.build_plan``, which turns a
+handler's signature into the steps that fill its arguments per request. Planning is
+sans-I/O; the steps may await the request body.
 """
 
+from .markers import Body, Extension, Form, FromRequest, Json, Path, Query, State
 from .plan import HandlerPlan, build_plan
 
-__all__ = ["HandlerPlan", "build_plan"]
+__all__ = [
+    "Body",
+    "Extension",
+    "Form",
+    "FromRequest",
+    "HandlerPlan",
+    "Json",
+    "Path",
+    "Query",
+    "State",
+    "build_plan",
+]

@@ -8,19 +8,36 @@ the app is frozen, never at the first request.
 from __future__ import annotations
 
 import inspect
+import types
 import typing
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Annotated, Any
 
 import attrs
 
 from .._errors import ConfigurationError
+from .._http.cookies import CookieJar
+from .._http.headers import Headers
+from .._http.method import Method
+from .._http.url import Uri
 from .._request import Request
+from .markers import Body, FromRequest, Marker
+from .sources import (
+    Step,
+    StepContext,
+    body_step,
+    extension_step,
+    form_step,
+    from_request_step,
+    json_step,
+    or_error,
+    path_step,
+    query_step,
+    state_step,
+    strip_error,
+)
 
-__all__ = ["HandlerPlan", "Step", "build_plan"]
-
-#: A step produces one argument from the request.
-Step = Callable[[Request], Awaitable[Any]]
+__all__ = ["HandlerPlan", "build_plan"]
 
 
 async def _whole_request(request: Request) -> Request:
@@ -28,13 +45,72 @@ async def _whole_request(request: Request) -> Request:
     return request
 
 
-def _is_request(annotation: Any) -> bool:
-    return isinstance(annotation, type) and issubclass(annotation, Request)
+async def _headers(request: Request) -> Headers:
+    return request.headers
 
 
-#: (predicate on the annotation → step factory taking the parameter name)
-STEP_TABLE: list[tuple[Callable[[Any], bool], Callable[[str, Any], Step]]] = [
-    (_is_request, lambda _name, _annotation: _whole_request),
+async def _method(request: Request) -> Method:
+    return request.method
+
+
+async def _uri(request: Request) -> Uri:
+    return request.uri
+
+
+async def _cookies(request: Request) -> CookieJar:
+    return request.cookies()
+
+
+_BY_CLASS: dict[type, Step] = {
+    Request: _whole_request,
+    Headers: _headers,
+    Method: _method,
+    Uri: _uri,
+    Body: body_step,
+    CookieJar: _cookies,
+}
+
+_BY_MARKER: dict[str, Callable[[StepContext, Any], Step]] = {
+    "path": path_step,
+    "query": query_step,
+    "json": json_step,
+    "form": form_step,
+    "state": state_step,
+    "extension": extension_step,
+}
+
+
+def _marker(annotation: Any) -> Marker | None:
+    if typing.get_origin(annotation) is Annotated:
+        for meta in annotation.__metadata__:
+            if isinstance(meta, Marker):
+                return meta
+    return None
+
+
+def _class_kind(annotation: Any) -> type | None:
+    if isinstance(annotation, type):
+        for kind in _BY_CLASS:
+            if issubclass(annotation, kind):
+                return kind
+    return None
+
+
+def _is_custom(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, FromRequest)
+
+
+def _annotated_step(ctx: StepContext, annotation: Any) -> Step:
+    marker = _marker(annotation)
+    assert marker is not None
+    return _BY_MARKER[marker.source](ctx, typing.get_args(annotation)[0])
+
+
+#: (predicate on the annotation → step factory), tried in order.
+STEP_TABLE: list[tuple[Callable[[Any], bool], Callable[[StepContext, Any], Step]]] = [
+    (lambda a: _marker(a) is not None, _annotated_step),
+    (lambda a: _class_kind(a) is not None, lambda _ctx, a: _BY_CLASS[_class_kind(a)]),  # type: ignore[index]
+    (_is_custom, lambda _ctx, a: from_request_step(a)),
 ]
 
 
@@ -56,37 +132,42 @@ class HandlerPlan:
 
 def _handler_name(handler: Callable[..., Any]) -> str:
     module = getattr(handler, "__module__", None) or "?"
-    return f"{module}.{getattr(handler, '__qualname__', repr(handler))}"
+    return f"{module}.{getattr(handler, '__qualname__', type(handler).__qualname__)}"
 
 
-def build_plan(handler: Callable[..., Any]) -> HandlerPlan:
+def _step_for(ctx: StepContext, annotation: Any) -> Step:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        rest = strip_error(typing.get_args(annotation))
+        if len(rest) < len(typing.get_args(annotation)):  # `X | Error`
+            inner = rest[0] if len(rest) == 1 else typing.Union[rest]  # noqa: UP007
+            return or_error(_step_for(ctx, inner))
+    for predicate, factory in STEP_TABLE:
+        if predicate(annotation):
+            return factory(ctx, annotation)
+    raise ctx.fail(f"no extractor for annotation {annotation!r}")
+
+
+def build_plan(
+    handler: Callable[..., Any],
+    route_params: tuple[str, ...] = (),
+    states: tuple[Any, ...] = (),
+) -> HandlerPlan:
     """Analyse ``handler`` once. Raises ``ConfigurationError`` for a non-async handler or a
     parameter no extractor understands."""
     name = _handler_name(handler)
-    if not inspect.iscoroutinefunction(handler) and not inspect.iscoroutinefunction(
-        getattr(handler, "__call__", None)  # noqa: B004 - async callable objects
-    ):
+    call = handler if inspect.isroutine(handler) else type(handler).__call__
+    if not inspect.iscoroutinefunction(call):
         raise ConfigurationError(f"handler {name} must be an async function")
-    # An object with ``async def __call__`` is analysed through that method.
-    target = handler if inspect.isroutine(handler) else type(handler).__call__
     try:
-        hints = typing.get_type_hints(target, include_extras=True)
+        hints = typing.get_type_hints(call, include_extras=True)
     except Exception as exc:
         raise ConfigurationError(
             f"cannot resolve the annotations of handler {name}: {exc}"
         ) from exc
     steps: list[tuple[str, Step]] = []
     for param in inspect.signature(handler).parameters.values():
+        ctx = StepContext(name, param.name, route_params, states)
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise ConfigurationError(f"handler {name}: *args/**kwargs are not extractors")
-        annotation = hints.get(param.name, inspect.Parameter.empty)
-        for predicate, factory in STEP_TABLE:
-            if predicate(annotation):
-                steps.append((param.name, factory(param.name, annotation)))
-                break
-        else:
-            raise ConfigurationError(
-                f"handler {name}: parameter {param.name!r} has no extractor for "
-                f"annotation {annotation!r}"
-            )
+            raise ctx.fail("*args/**kwargs are not extractors")
+        steps.append((param.name, _step_for(ctx, hints.get(param.name, inspect.Parameter.empty))))
     return HandlerPlan(handler=handler, steps=tuple(steps), name=name)

@@ -1,0 +1,92 @@
+"""The extractor annotations handlers use.
+
+``Path[T]``, ``Query[T]``, ``Json[T]``, ``Form[T]``, ``State[T]`` and ``Extension[T]`` are
+``typing.Annotated`` aliases: to a type checker ``user_id: Path[int]`` is an ``int``; at
+runtime the annotation carries a small frozen marker saying where the value comes from.
+``Body`` and ``FromRequest`` are classes. Nothing here does any work per request.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
+
+import attrs
+
+if TYPE_CHECKING:
+    from .._request import Request
+
+__all__ = [
+    "Body",
+    "Extension",
+    "Form",
+    "FromRequest",
+    "Json",
+    "Marker",
+    "Path",
+    "Query",
+    "State",
+]
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class Marker:
+    """Where an ``Annotated`` extractor takes its value from (``source``), and the location
+    prefix used in error messages (``path.user_id``, ``query.page``, ``body.name``)."""
+
+    source: str
+    location: str
+
+
+PATH = Marker("path", "path")
+QUERY = Marker("query", "query")
+JSON = Marker("json", "body")
+FORM = Marker("form", "body")
+STATE = Marker("state", "state")
+EXTENSION = Marker("extension", "extension")
+
+Path = Annotated[T, PATH]
+"""Route parameters: a scalar (one parameter), a tuple (several, in order), an attrs class
+or dataclass whose fields are the parameter names, or ``list[str]``. Failure: 400."""
+
+Query = Annotated[T, QUERY]
+"""The query string into an attrs class/dataclass or ``dict[str, str]``. Failure: 400."""
+
+Json = Annotated[T, JSON]
+"""The body as JSON (``application/json`` or ``+json``) into any cattrs-structurable type.
+Failure: 415 wrong content type, 400 malformed, 422 not fitting ``T``, 413 too large."""
+
+Form = Annotated[T, FORM]
+"""The body as ``application/x-www-form-urlencoded``, like ``Query``. Failure: 415/400/422."""
+
+State = Annotated[T, STATE]
+"""The value registered with ``Router.state`` whose type is ``T`` (or a subclass)."""
+
+Extension = Annotated[T, EXTENSION]
+"""The per-request value of type ``T`` a middleware inserted into ``request.extensions``;
+missing at request time → 500."""
+
+
+class Body(bytes):
+    """The raw request body (a ``bytes`` subclass); reading it counts against
+    ``max_body_size``."""
+
+    __slots__ = ()
+
+
+class FromRequest:
+    """Base class for custom extractors. Subclasses define::
+
+        @classmethod
+        async def from_request(cls, request: Request) -> Self: ...
+
+    (a plain classmethod works too). Raising ``Error`` answers the request with it.
+    Cancellation: ``from_request`` runs in the request's task and may be cancelled at any
+    checkpoint, like the handler."""
+
+    is_trioframe_extractor: ClassVar[bool] = True
+
+    @classmethod
+    def from_request(cls, request: Request) -> Any:
+        raise NotImplementedError(f"{cls.__name__} must define from_request")

@@ -1,0 +1,311 @@
+"""Step factories: one per extractor kind, each run once per handler parameter when the app
+is frozen, each returning the step that runs per request.
+
+A step is ``async (request) -> value`` and raises ``Error`` with the statuses of API.md
+section 4 rule 3. Shape checks that can be done without a request (a ``Path[T]`` whose
+fields are not the route's parameters, a ``State[T]`` nobody registered) raise
+``ConfigurationError`` here, at freeze time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import types
+import typing
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import attrs
+import cattrs
+
+from .._errors import BadRequest, ConfigurationError, Error, UnsupportedMediaType, ValidationError
+from .._http.url import parse_query
+from .._request import Request
+from .convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
+from .markers import Body
+
+__all__ = ["MAX_JSON_DEPTH", "Step", "StepContext"]
+
+Step = Callable[[Request], Awaitable[Any]]
+
+#: JSON nested deeper than this is refused with 400 before it is parsed.
+MAX_JSON_DEPTH = 100
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+@attrs.frozen
+class StepContext:
+    """What a factory may look at: the handler's name (for messages), the parameter, the
+    route's parameter names, and the registered state values (outermost router first)."""
+
+    handler: str
+    parameter: str
+    route_params: tuple[str, ...]
+    states: tuple[Any, ...]
+
+    def fail(self, reason: str) -> ConfigurationError:
+        return ConfigurationError(f"handler {self.handler}, parameter {self.parameter!r}: {reason}")
+
+
+def _fields_of(kind: Any) -> dict[str, Any] | None:
+    """Field names → types of an attrs class or dataclass, else ``None``."""
+    if isinstance(kind, type) and attrs.has(kind):
+        return {f.name: f.type for f in attrs.fields(kind)}
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+        return {f.name: f.type for f in dataclasses.fields(kind)}
+    return None
+
+
+def _resolved_fields(kind: type) -> dict[str, Any]:
+    hints = typing.get_type_hints(kind)
+    return {name: hints.get(name, Any) for name in (_fields_of(kind) or {})}
+
+
+def _structure(converter: cattrs.Converter, value: Any, kind: Any, location: str) -> Any:
+    try:
+        return converter.structure(value, kind)
+    except Exception as exc:
+        raise _invalid(location, describe_failure(exc, location)) from None
+
+
+def _invalid(location: str, errors: list[str]) -> Error:
+    status_class = BadRequest if location in ("path", "query") else ValidationError
+    if status_class is BadRequest:
+        return BadRequest(f"invalid {location} parameters", errors=errors)
+    return ValidationError(errors, message="request body does not fit")
+
+
+# -- Path ----------------------------------------------------------------------------------
+def path_step(ctx: StepContext, kind: Any) -> Step:
+    names = ctx.route_params
+    origin = typing.get_origin(kind)
+    fields = _fields_of(kind)
+    if fields is not None:
+        if set(fields) != set(names):
+            raise ctx.fail(
+                f"Path fields {sorted(fields)} do not match the route parameters {sorted(names)}"
+            )
+
+        async def by_fields(request: Request) -> Any:
+            return _structure(TEXT_CONVERTER, request.params, kind, "path")
+
+        return by_fields
+    if origin is tuple:
+        arity = len(typing.get_args(kind))
+        if arity != len(names):
+            raise ctx.fail(f"Path tuple has {arity} items, the route has {len(names)} parameters")
+
+        async def by_position(request: Request) -> Any:
+            values = [request.params[name] for name in names]
+            return tuple(_structure(TEXT_CONVERTER, values, kind, "path"))
+
+        return by_position
+    if origin is list:
+
+        async def all_values(request: Request) -> Any:
+            values = [request.params[name] for name in names]
+            return _structure(TEXT_CONVERTER, values, kind, "path")
+
+        return all_values
+    if len(names) == 1 or ctx.parameter in names:
+        name = names[0] if len(names) == 1 else ctx.parameter
+
+        async def one(request: Request) -> Any:
+            try:
+                return TEXT_CONVERTER.structure(request.params[name], kind)
+            except Exception as exc:
+                raise _invalid("path", [f"path.{name}: {_reason(exc)}"]) from None
+
+        return one
+    raise ctx.fail(
+        f"a scalar Path needs a route with one parameter (or one named {ctx.parameter!r}); "
+        f"this route has {list(names)}"
+    )
+
+
+def _reason(exc: BaseException) -> str:
+    return describe_failure(exc, "x")[0].partition(": ")[2]
+
+
+# -- Query and Form ------------------------------------------------------------------------
+def _pairs_to_object(kind: Any, location: str) -> Callable[[list[tuple[str, str]]], Any]:
+    """Build, once, the function turning decoded pairs into ``kind``."""
+    if kind is dict or typing.get_origin(kind) is dict:
+        return lambda pairs: dict(pairs)
+    fields = _fields_of(kind)
+    if fields is None:
+        raise TypeError(f"{location} needs an attrs class, a dataclass or dict[str, str]")
+    resolved = _resolved_fields(kind)
+    lists = {n for n, t in resolved.items() if typing.get_origin(t) is list}
+    optional = {n for n, t in resolved.items() if _allows_none(t)}
+
+    def build(pairs: list[tuple[str, str]]) -> Any:
+        data: dict[str, Any] = {}
+        for name, value in pairs:
+            if name in lists:
+                data.setdefault(name, []).append(value)
+            elif name in resolved:
+                data[name] = value
+        for name in optional - data.keys():
+            if not _has_default(kind, name):
+                data[name] = None
+        return _structure(TEXT_CONVERTER, data, kind, location)
+
+    return build
+
+
+def _allows_none(kind: Any) -> bool:
+    return typing.get_origin(kind) in (typing.Union, types.UnionType) and type(None) in (
+        typing.get_args(kind)
+    )
+
+
+def _has_default(kind: type, name: str) -> bool:
+    if attrs.has(kind):
+        return attrs.fields_dict(kind)[name].default is not attrs.NOTHING
+    field = {f.name: f for f in dataclasses.fields(kind)}[name]
+    return not (
+        field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
+    )
+
+
+def query_step(ctx: StepContext, kind: Any) -> Step:
+    try:
+        build = _pairs_to_object(kind, "query")
+    except TypeError as exc:
+        raise ctx.fail(str(exc)) from None
+
+    async def from_query(request: Request) -> Any:
+        return build(request.query_pairs)
+
+    return from_query
+
+
+def form_step(ctx: StepContext, kind: Any) -> Step:
+    try:
+        build = _pairs_to_object(kind, "body")
+    except TypeError as exc:
+        raise ctx.fail(str(exc)) from None
+
+    async def from_form(request: Request) -> Any:
+        _require_media_type(request, _is_form, "application/x-www-form-urlencoded")
+        body = await request.read_body()
+        try:
+            pairs = parse_query(body.decode("utf-8"))
+        except ValueError as exc:  # UnicodeDecodeError included
+            raise BadRequest(f"malformed form body: {exc}") from None
+        return build(pairs)
+
+    return from_form
+
+
+# -- JSON ----------------------------------------------------------------------------------
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed in JSON")
+
+
+def json_depth(body: bytes) -> int:
+    """The deepest nesting of arrays and objects in ``body`` (strings ignored)."""
+    brackets = _JSON_STRING.sub(b'""', body).translate(None, _NOT_BRACKETS)
+    depth = deepest = 0
+    for byte in brackets:
+        depth += 1 if byte in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def json_step(ctx: StepContext, kind: Any) -> Step:
+    async def from_json(request: Request) -> Any:
+        _require_media_type(request, _is_json, "application/json")
+        body = await request.read_body()
+        if json_depth(body) > MAX_JSON_DEPTH:
+            raise BadRequest(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        try:
+            value = json.loads(body, parse_constant=_reject_constant)
+        except (ValueError, RecursionError) as exc:
+            raise BadRequest(f"malformed JSON: {exc}") from None
+        if kind is Any:
+            return value
+        return _structure(JSON_CONVERTER, value, kind, "body")
+
+    return from_json
+
+
+def _media_type(request: Request) -> str:
+    value = request.headers.get("content-type") or ""
+    return value.partition(";")[0].strip().lower()
+
+
+def _is_json(media: str) -> bool:
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+def _is_form(media: str) -> bool:
+    return media == "application/x-www-form-urlencoded"
+
+
+def _require_media_type(request: Request, accepts: Callable[[str], bool], wanted: str) -> None:
+    if not accepts(_media_type(request)):
+        raise UnsupportedMediaType(f"expected Content-Type {wanted}")
+
+
+# -- State, Extension and the class-based kinds ----------------------------------------------
+def state_step(ctx: StepContext, kind: Any) -> Step:
+    found = next((value for value in ctx.states if isinstance(value, kind)), None)
+    if found is not None:
+
+        async def constant(_: Request) -> Any:
+            return found
+
+        return constant
+    raise ctx.fail(f"no state of type {getattr(kind, '__name__', kind)} is registered")
+
+
+def extension_step(ctx: StepContext, kind: Any) -> Step:
+    name = getattr(kind, "__name__", repr(kind))
+
+    async def from_extensions(request: Request) -> Any:
+        value = request.extensions.get(kind)
+        if value is None:
+            raise Error.internal(f"no {name} in request.extensions for {ctx.handler}")
+        return value
+
+    return from_extensions
+
+
+async def body_step(request: Request) -> Body:
+    return Body(await request.read_body())
+
+
+def from_request_step(kind: type) -> Step:
+    method = kind.from_request  # type: ignore[attr-defined]
+
+    async def custom(request: Request) -> Any:
+        value = method(request)
+        if isinstance(value, Awaitable):
+            value = await value
+        return value
+
+    return custom
+
+
+def or_error(step: Step) -> Step:
+    """``X | Error``: hand the failure to the handler instead of answering with it."""
+
+    async def caught(request: Request) -> Any:
+        try:
+            return await step(request)
+        except Error as error:
+            return error
+
+    return caught
+
+
+def strip_error(args: Sequence[Any]) -> tuple[Any, ...]:
+    """The union members that are not ``Error`` (or a subclass)."""
+    return tuple(a for a in args if not (isinstance(a, type) and issubclass(a, Error)))
