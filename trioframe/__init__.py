@@ -34,6 +34,11 @@ from ._http.cookies import SameSite as SameSite
 from ._http.headers import Headers as Headers
 from ._http.method import Method as Method
 from ._http.url import Uri as Uri
+from ._multipart import Field as Field
+from ._multipart import FileField as FileField
+from ._multipart import Multipart as Multipart
+from ._multipart import MultipartConfig as MultipartConfig
+from ._multipart import safe_filename as safe_filename
 from ._request import Extensions as Extensions
 from ._request import Request as Request
 from ._response import Response as Response
@@ -55,6 +60,8 @@ __all__ = [
     "Error",
     "Extension",
     "Extensions",
+    "Field",
+    "FileField",
     "Forbidden",
     "Form",
     "FromRequest",
@@ -63,6 +70,8 @@ __all__ = [
     "Json",
     "Method",
     "MethodNotAllowed",
+    "Multipart",
+    "MultipartConfig",
     "NotFound",
     "Path",
     "PayloadTooLarge",
@@ -82,4 +91,5 @@ __all__ = [
     "Uri",
     "ValidationError",
     "__version__",
+    "safe_filename",
 ]

@@ -47,7 +47,11 @@ class PreparedEndpoint:
 
 def _prepare(endpoint: Endpoint) -> PreparedEndpoint:
     states = tuple(value for router in endpoint.routers for value in router.states)
-    plan = build_plan(endpoint.handler, endpoint.param_names, states)
+    multipart = next(
+        (r.multipart_settings for r in reversed(endpoint.routers) if r.multipart_settings),
+        None,
+    )
+    plan = build_plan(endpoint.handler, endpoint.param_names, states, multipart)
     return PreparedEndpoint(endpoint, plan)
 
 
@@ -78,9 +82,13 @@ class App:
             return Response.error(500, "Internal Server Error")
 
     async def _call(self, target: PreparedEndpoint, request: Request) -> Response:
+        multipart = target.plan.multipart
+        if multipart is not None:
+            request.body_limit = (multipart.max_total_size, "max_total_size")
+        limit, setting = request.body_limit or (self.max_body_size, "max_body_size")
         declared = request.headers.get("content-length")
-        if declared is not None and int(declared) > self.max_body_size:
-            raise PayloadTooLarge(f"request body is larger than {self.max_body_size} bytes")
+        if declared is not None and int(declared) > limit:
+            raise PayloadTooLarge(f"request body is larger than {setting} ({limit} bytes)")
         return to_response(await target.plan.call(request))
 
     async def _answer_unrouted(self, match: Any, request: Request) -> Response:

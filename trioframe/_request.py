@@ -94,6 +94,9 @@ class Request:
     scheme: str = "http"
     body_reader: BodyReader = attrs.field(default=_no_body, repr=False)
     body_consumed: bool = attrs.field(default=False, repr=False)
+    #: The body size limit for this request and the setting it comes from (set by the app
+    #: once the route is known: ``max_body_size``, or ``max_total_size`` for ``Multipart``).
+    body_limit: tuple[int, str] | None = attrs.field(default=None, repr=False)
 
     @functools.cached_property
     def query_pairs(self) -> list[tuple[str, str]]:

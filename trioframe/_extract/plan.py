@@ -20,6 +20,7 @@ from .._http.cookies import CookieJar
 from .._http.headers import Headers
 from .._http.method import Method
 from .._http.url import Uri
+from .._multipart import Multipart, MultipartConfig
 from .._request import Request
 from .markers import Body, FromRequest, Marker
 from .sources import (
@@ -116,11 +117,13 @@ STEP_TABLE: list[tuple[Callable[[Any], bool], Callable[[StepContext, Any], Step]
 
 @attrs.frozen
 class HandlerPlan:
-    """How to call one handler: its function and one step per parameter, in order."""
+    """How to call one handler: its function and one step per parameter, in order.
+    ``multipart`` holds the limits when the handler streams the body with ``Multipart``."""
 
     handler: Callable[..., Awaitable[Any]]
     steps: tuple[tuple[str, Step], ...]
     name: str
+    multipart: MultipartConfig | None = None
 
     async def call(self, request: Request) -> Any:
         """Fill the arguments and await the handler. Cancellation passes straight through."""
@@ -147,10 +150,18 @@ def _step_for(ctx: StepContext, annotation: Any) -> Step:
     raise ctx.fail(f"no extractor for annotation {annotation!r}")
 
 
+def _multipart_step(config: MultipartConfig) -> Step:
+    async def streamed(request: Request) -> Multipart:
+        return Multipart(request, config)
+
+    return streamed
+
+
 def build_plan(
     handler: Callable[..., Any],
     route_params: tuple[str, ...] = (),
     states: tuple[Any, ...] = (),
+    multipart: MultipartConfig | None = None,
 ) -> HandlerPlan:
     """Analyse ``handler`` once. Raises ``ConfigurationError`` for a non-async handler or a
     parameter no extractor understands."""
@@ -165,9 +176,24 @@ def build_plan(
             f"cannot resolve the annotations of handler {name}: {exc}"
         ) from exc
     steps: list[tuple[str, Step]] = []
+    streams: list[str] = []
+    buffers: list[str] = []
     for param in inspect.signature(handler).parameters.values():
         ctx = StepContext(name, param.name, route_params, states)
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ctx.fail("*args/**kwargs are not extractors")
-        steps.append((param.name, _step_for(ctx, hints.get(param.name, inspect.Parameter.empty))))
-    return HandlerPlan(handler=handler, steps=tuple(steps), name=name)
+        annotation = hints.get(param.name, inspect.Parameter.empty)
+        if isinstance(annotation, type) and issubclass(annotation, Multipart):
+            streams.append(param.name)
+            steps.append((param.name, _multipart_step(multipart or MultipartConfig())))
+            continue
+        if _class_kind(annotation) is Request:
+            buffers.append(param.name)
+        steps.append((param.name, _step_for(ctx, annotation)))
+    if streams and buffers:
+        raise ConfigurationError(
+            f"handler {name}: {buffers[0]!r} (Request) buffers the body and {streams[0]!r} "
+            "(Multipart) streams it; take one or the other"
+        )
+    config = (multipart or MultipartConfig()) if streams else None
+    return HandlerPlan(handler=handler, steps=tuple(steps), name=name, multipart=config)

@@ -76,6 +76,8 @@ class Router:
         self.middlewares: list[Any] = []
         #: state values in the order registered
         self.states: list[Any] = []
+        #: Limits for ``Multipart`` on this router's routes (``None``: inherit or default).
+        self.multipart_settings: Any = None
 
     def __repr__(self) -> str:
         return f"<Router routes={len(self._routes)} nested={len(self._nests)}>"
@@ -243,6 +245,12 @@ class Router:
         """Register application state, looked up later by its type (stored in
         :attr:`states`)."""
         self.states.append(value)
+        return self
+
+    def multipart_config(self, config: Any) -> Self:
+        """Limits (a ``MultipartConfig``) for the ``Multipart`` extractor on this router's
+        routes; nest a router to give some routes their own limits."""
+        self.multipart_settings = config
         return self
 
     # -- freezing -----------------------------------------------------------------------

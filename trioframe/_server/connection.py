@@ -99,6 +99,7 @@ class HTTP1Connection:
         self._linger = False
         self._requests = 0
         self._body_received = 0
+        self._request: Request | None = None
 
     # -- lifetime ---------------------------------------------------------------------------
     async def run(self) -> None:
@@ -266,6 +267,7 @@ class HTTP1Connection:
             scheme=self.scheme,
             body_reader=self._receive_body,
         )
+        self._request = request
         self._handler_running = True
         self._wake_watcher()
         if self._peer_gone and self.config.cancel_on_disconnect:
@@ -300,11 +302,17 @@ class HTTP1Connection:
         if type(event) is not BodyChunk:
             return b""
         self._body_received += len(event.data)
-        limit = self.state.app.max_body_size
+        limit, setting = self._body_limit()
         if self._body_received > limit:
             self._must_close = True
-            raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+            raise PayloadTooLarge(f"request body is larger than {setting} ({limit} bytes)")
         return event.data
+
+    def _body_limit(self) -> tuple[int, str]:
+        request = self._request
+        if request is not None and request.body_limit is not None:
+            return request.body_limit
+        return (self.state.app.max_body_size, "max_body_size")
 
     async def _wait_body_event(self) -> Any:
         phase, self.phase = self.phase, Phase.BODY
