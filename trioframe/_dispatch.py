@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ._errors import Error, PayloadTooLarge
+from ._errors import ConfigurationError, Error, PayloadTooLarge
 from ._extract import HandlerPlan, build_plan
 from ._response import Response, to_response
 from ._routing.results import (
@@ -32,74 +33,124 @@ if TYPE_CHECKING:
     from ._request import Request
     from ._routing.router import Router
 
-__all__ = ["App", "PreparedEndpoint"]
+__all__ = ["App", "Middleware", "Next", "PreparedEndpoint", "compose"]
 
 log = logging.getLogger("trioframe")
 
 
+#: ``await next(request)`` runs the rest of the chain and gives its response.
+Next = Callable[["Request"], Awaitable[Response]]
+#: A middleware: ``async (request, next) -> Response``, a function or an object.
+Middleware = Callable[["Request", Next], Awaitable[Any]]
+
+
 @attrs.frozen
 class PreparedEndpoint:
-    """A route's endpoint with its handler plan, built once when the app is frozen."""
+    """A route's endpoint, its handler plan, and ``run``: the endpoint wrapped in the
+    middleware of every router that owns it, composed once when the app is frozen."""
 
     endpoint: Endpoint
     plan: HandlerPlan
+    run: Next
 
 
-def _prepare(endpoint: Endpoint) -> PreparedEndpoint:
-    states = tuple(value for router in endpoint.routers for value in router.states)
-    multipart = next(
-        (r.multipart_settings for r in reversed(endpoint.routers) if r.multipart_settings),
-        None,
-    )
-    plan = build_plan(endpoint.handler, endpoint.param_names, states, multipart)
-    return PreparedEndpoint(endpoint, plan)
+def _middlewares(routers: tuple[Router, ...]) -> list[Middleware]:
+    return [mw for router in routers for mw in router.middlewares]
 
 
-class App:
-    """A frozen router ready to answer requests. Raises ``ConfigurationError`` here, at
-    freeze time, for anything wrong with the routes or handlers."""
+def _guarded(inner: Next) -> Next:
+    """``inner`` with every ``Error`` and unexpected exception turned into a response, so
+    the layer around it always sees a response. Cancellation passes through."""
 
-    def __init__(self, router: Router, *, max_body_size: int = 10 * 1024 * 1024) -> None:
-        self.router = router
-        self.max_body_size = max_body_size
-        self._table = router.freeze(_prepare)
-
-    async def handle(self, request: Request) -> Response:
-        """Answer ``request``. Cancellation propagates (the handler's state is whatever it
-        left); every other failure becomes an error response."""
-        match = self._table.match(request.method, request.uri.raw_path)
+    async def guarded(request: Request) -> Response:
         try:
-            if type(match) is Found:
-                request.params = match.params
-                return await self._call(match.target, request)
-            return await self._answer_unrouted(match, request)
+            return await inner(request)
         except Error as error:
             return _render_error(error, request)
         except json.JSONDecodeError:
             return Response.error(400, "malformed JSON")
         except Exception:
-            log.exception("unhandled error in handler for %s %s", request.method, request.uri)
+            log.exception("unhandled error answering %s %s", request.method, request.uri)
             return Response.error(500, "Internal Server Error")
 
-    async def _call(self, target: PreparedEndpoint, request: Request) -> Response:
-        multipart = target.plan.multipart
+    return guarded
+
+
+def _layer(middleware: Middleware, next_: Next) -> Next:
+    async def layer(request: Request) -> Response:
+        return to_response(await middleware(request, next_))
+
+    return layer
+
+
+def compose(middlewares: list[Middleware], terminal: Next) -> Next:
+    """The chain: the first middleware runs outermost, ``terminal`` innermost. Each layer
+    runs in the caller's task and cancel scope: no tasks, no threads."""
+    chain = _guarded(terminal)
+    for middleware in reversed(middlewares):
+        chain = _guarded(_layer(middleware, chain))
+    return chain
+
+
+class App:
+    """A frozen router ready to answer requests. Raises ``ConfigurationError`` here, at
+    freeze time, for anything wrong with the routes, handlers or middleware."""
+
+    def __init__(self, router: Router, *, max_body_size: int = 10 * 1024 * 1024) -> None:
+        self.router = router
+        self.max_body_size = max_body_size
+        self._table = router.freeze(self._prepare)
+
+    def _prepare(self, endpoint: Endpoint) -> PreparedEndpoint:
+        states = tuple(value for router in endpoint.routers for value in router.states)
+        multipart = next(
+            (r.multipart_settings for r in reversed(endpoint.routers) if r.multipart_settings),
+            None,
+        )
+        plan = build_plan(endpoint.handler, endpoint.param_names, states, multipart)
+        middlewares = _middlewares(endpoint.routers)
+        for middleware in middlewares:
+            if not callable(middleware):
+                raise ConfigurationError(f"middleware {middleware!r} is not callable")
+
+        async def call(request: Request) -> Response:
+            return await self._call(plan, request)
+
+        return PreparedEndpoint(endpoint, plan, compose(middlewares, call))
+
+    async def handle(self, request: Request) -> Response:
+        """Answer ``request`` through the middleware chain. Never raises but for
+        cancellation (the handler's state is whatever it left): every failure becomes an
+        error response that the middleware has seen."""
+        match = self._table.match(request.method, request.uri.raw_path)
+        if type(match) is Found:
+            request.params = match.params
+            return await match.target.run(request)
+        if type(match) is NotFound and match.fallback is not None:
+            return await match.fallback.run(request)
+        routers = getattr(match, "routers", None) or (self.router,)
+
+        async def answer(request: Request) -> Response:
+            return self._answer_unrouted(match, request)
+
+        return await compose(_middlewares(routers), answer)(request)
+
+    async def _call(self, plan: HandlerPlan, request: Request) -> Response:
+        multipart = plan.multipart
         if multipart is not None:
             request.body_limit = (multipart.max_total_size, "max_total_size")
         limit, setting = request.body_limit or (self.max_body_size, "max_body_size")
         declared = request.headers.get("content-length")
         if declared is not None and int(declared) > limit:
             raise PayloadTooLarge(f"request body is larger than {setting} ({limit} bytes)")
-        return to_response(await target.plan.call(request))
+        return to_response(await plan.call(request))
 
-    async def _answer_unrouted(self, match: Any, request: Request) -> Response:
+    def _answer_unrouted(self, match: Any, request: Request) -> Response:
         if type(match) is NotFound:
-            if match.fallback is not None:
-                return await self._call(match.fallback, request)
             raise Error.not_found(f"{request.uri.raw_path}")
         if type(match) is Redirect:
-            location = (
-                f"{match.location}?{request.uri.query}" if request.uri.query else match.location
-            )
+            query = request.uri.query
+            location = f"{match.location}?{query}" if query else match.location
             return Response(308).with_header("location", location)
         if type(match) is MethodNotAllowed:
             allow = ", ".join(match.allow)
