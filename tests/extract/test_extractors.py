@@ -154,10 +154,11 @@ async def test_query_fields_defaults_optional_lists_and_booleans() -> None:
     [
         ("page=x", "query.page: expected an integer"),
         ("page=1_000", "query.page: expected an integer"),
-        ("page=" + "9" * 5000, "query.page: expected an integer"),
+        ("page=" + "9" * 5000, "query.page: expected an integer (too many digits)"),
         ("active=maybe", "query.active: expected a boolean (true/false, 1/0, yes/no, on/off)"),
-        ("ratio=nan", "query.ratio: expected a finite number"),
-        ("ratio=inf", "query.ratio: expected a finite number"),
+        ("ratio=nan", "query.ratio: expected a number"),
+        ("ratio=1_0", "query.ratio: expected a number"),
+        ("ratio=1e999", "query.ratio: expected a finite number"),
     ],
 )
 async def test_query_failures_are_400_with_located_errors(query: str, message: str) -> None:

@@ -16,6 +16,7 @@ import cattrs
 __all__ = ["JSON_CONVERTER", "TEXT_CONVERTER", "describe_failure"]
 
 _INT = re.compile(r"[+-]?[0-9]+")  # ASCII digits only
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
 
@@ -26,15 +27,17 @@ class ExtractionValueError(ValueError):
 
 def _text_int(value: Any, _: type) -> int:
     if isinstance(value, str) and _INT.fullmatch(value):
-        return int(value)  # over Python's digit limit: ValueError, still a 400
+        try:
+            return int(value)
+        except ValueError:  # over Python's digit limit
+            raise ExtractionValueError("expected an integer (too many digits)") from None
     raise ExtractionValueError("expected an integer")
 
 
 def _text_float(value: Any, _: type) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ExtractionValueError("expected a number") from None
+    if not (isinstance(value, str) and _FLOAT.fullmatch(value)):
+        raise ExtractionValueError("expected a number")
+    number = float(value)
     if number != number or number in (float("inf"), float("-inf")):
         raise ExtractionValueError("expected a finite number")
     return number
