@@ -113,7 +113,14 @@ class MultipartDecoder:
             "on_part_end": self._on_part_end,
             "on_end": self._on_end,
         }
-        self._parser = MultipartParser(boundary, callbacks)
+        # python-multipart has caps of its own (8 header lines, ~4 KiB each) that would
+        # answer 400 first; max_part_header_size is the limit, so lift theirs above it.
+        self._parser = MultipartParser(
+            boundary,
+            callbacks,
+            max_header_count=config.max_part_header_size,
+            max_header_size=config.max_part_header_size + 64,
+        )
 
     def feed(self, chunk: bytes) -> list[Event]:
         """Events decoded from ``chunk``. Raises ``PayloadTooLarge`` or ``BadRequest``."""

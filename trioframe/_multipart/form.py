@@ -56,9 +56,11 @@ class Multipart:
 
     async def next_field(self) -> Field | None:
         """The next field, or ``None`` after the last one."""
-        if self._current is not None:
-            await self._current._skip()
-            self._current = None
+        current, self._current = self._current, None
+        if current is not None:
+            current._skipped = current._skipped or not current._consumed
+            current._consumed = True  # what was left is gone: a later read must not pass
+            await current._skip()
         if self._finished:
             return None
         event = await self._next_event()
@@ -89,6 +91,7 @@ class Field:
         self.content_type = start.content_type
         self.headers = Headers.from_pairs(list(start.headers))
         self._consumed = False
+        self._skipped = False
         self._done = False
 
     @property
@@ -100,6 +103,8 @@ class Field:
         return f"<Field {self.name!r} file={self.file_name!r} type={self.content_type!r}>"
 
     def _claim(self) -> None:
+        if self._skipped:
+            raise RuntimeError(f"field {self.name!r} was skipped by moving to the next field")
         if self._consumed:
             raise RuntimeError(f"the content of field {self.name!r} was already read")
         self._consumed = True

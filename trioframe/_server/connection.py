@@ -298,6 +298,8 @@ class HTTP1Connection:
                 event = await self._wait_body_event()
         except ProtocolError as exc:
             self._must_close = True
+            if self._peer_gone and self.config.cancel_on_disconnect:
+                await trio.lowlevel.checkpoint()  # the client left: deliver the cancellation
             raise Error(exc.status, exc.message) from None
         if type(event) is not BodyChunk:
             return b""
@@ -317,10 +319,15 @@ class HTTP1Connection:
     async def _wait_body_event(self) -> Any:
         phase, self.phase = self.phase, Phase.BODY
         self._scope.deadline = trio.current_time() + self.config.body_timeout
-        while (event := self.adapter.next_event()) is NEED_DATA:
-            await self._fill()
-        self._scope.deadline = math.inf
-        self.phase = phase
+        try:
+            while (event := self.adapter.next_event()) is NEED_DATA:
+                await self._fill()
+        finally:
+            # Also when the handler's own deadline cancels the wait; but when the connection
+            # itself was cancelled (body timeout, disconnect), the phase says what to answer.
+            if not self._scope.cancel_called:
+                self._scope.deadline = math.inf
+                self.phase = phase
         return event
 
     async def _drain_body(self) -> None:
