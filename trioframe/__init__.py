@@ -6,6 +6,8 @@ public module.
 
 from http import HTTPStatus as StatusCode
 
+from ._dispatch import Middleware as Middleware
+from ._dispatch import Next as Next
 from ._errors import BadRequest as BadRequest
 from ._errors import ConfigurationError as ConfigurationError
 from ._errors import Conflict as Conflict
@@ -46,17 +48,29 @@ from ._response import ServerSentEvent as ServerSentEvent
 from ._routing import Router as Router
 from ._server.config import ServerConfig as ServerConfig
 from ._server.serve import Server as Server
+from .middleware import CompressionMiddleware as CompressionMiddleware
+from .middleware import Cors as Cors
+from .middleware import CorsMiddleware as CorsMiddleware
+from .middleware import LoggerMiddleware as LoggerMiddleware
+from .middleware import RateLimitMiddleware as RateLimitMiddleware
+from .middleware import RequestId as RequestId
+from .middleware import RequestIdMiddleware as RequestIdMiddleware
+from .middleware import SecurityHeadersMiddleware as SecurityHeadersMiddleware
+from .middleware import TimeoutMiddleware as TimeoutMiddleware
 
 __version__ = "0.2.4"
 
 __all__ = [
     "BadRequest",
     "Body",
+    "CompressionMiddleware",
     "ConfigurationError",
     "Conflict",
     "Cookie",
     "CookieJar",
     "Cookies",
+    "Cors",
+    "CorsMiddleware",
     "Error",
     "Extension",
     "Extensions",
@@ -68,23 +82,31 @@ __all__ = [
     "Headers",
     "InternalServerError",
     "Json",
+    "LoggerMiddleware",
     "Method",
     "MethodNotAllowed",
+    "Middleware",
     "Multipart",
     "MultipartConfig",
+    "Next",
     "NotFound",
     "Path",
     "PayloadTooLarge",
     "Query",
+    "RateLimitMiddleware",
     "Request",
+    "RequestId",
+    "RequestIdMiddleware",
     "Response",
     "Router",
     "SameSite",
+    "SecurityHeadersMiddleware",
     "Server",
     "ServerConfig",
     "ServerSentEvent",
     "State",
     "StatusCode",
+    "TimeoutMiddleware",
     "TooManyRequests",
     "Unauthorized",
     "UnsupportedMediaType",

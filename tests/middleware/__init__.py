@@ -1,0 +1,1 @@
+"""Tests of the built-in middleware (``trioframe.middleware``)."""

@@ -1,0 +1,24 @@
+"""The built-in middleware. Each is an ``async (request, next) -> Response`` object to pass to
+``Router.middleware``; see ``docs/middleware.md``."""
+
+from .compression import CompressionMiddleware as CompressionMiddleware
+from .cors import Cors as Cors
+from .cors import CorsMiddleware as CorsMiddleware
+from .logger import LoggerMiddleware as LoggerMiddleware
+from .rate_limit import RateLimitMiddleware as RateLimitMiddleware
+from .request_id import RequestId as RequestId
+from .request_id import RequestIdMiddleware as RequestIdMiddleware
+from .security import SecurityHeadersMiddleware as SecurityHeadersMiddleware
+from .timeout import TimeoutMiddleware as TimeoutMiddleware
+
+__all__ = [
+    "CompressionMiddleware",
+    "Cors",
+    "CorsMiddleware",
+    "LoggerMiddleware",
+    "RateLimitMiddleware",
+    "RequestId",
+    "RequestIdMiddleware",
+    "SecurityHeadersMiddleware",
+    "TimeoutMiddleware",
+]
