@@ -58,38 +58,59 @@ def _middlewares(routers: tuple[Router, ...]) -> list[Middleware]:
     return [mw for router in routers for mw in router.middlewares]
 
 
-def _guarded(inner: Next) -> Next:
-    """``inner`` with every ``Error`` and unexpected exception turned into a response, so
-    the layer around it always sees a response. Cancellation passes through."""
+def _error_response(error: Exception, request: Request) -> Response:
+    if isinstance(error, Error):
+        return _render_error(error, request)
+    log.error("unhandled error answering %s %s", request.method, request.uri, exc_info=error)
+    return Response.error(500, "Internal Server Error")
 
-    async def guarded(request: Request) -> Response:
+
+def _endpoint_layer(terminal: Next) -> Next:
+    """The innermost layer: the handler's outcome as a response (a ``JSONDecodeError`` from
+    the handler, say from ``json.loads``, is the client's malformed JSON: 400)."""
+
+    async def endpoint(request: Request) -> Response:
         try:
-            return await inner(request)
-        except Error as error:
-            return _render_error(error, request)
+            return await terminal(request)
         except json.JSONDecodeError:
             return Response.error(400, "malformed JSON")
-        except Exception:
-            log.exception("unhandled error answering %s %s", request.method, request.uri)
-            return Response.error(500, "Internal Server Error")
+        except Exception as error:
+            return _error_response(error, request)
 
-    return guarded
+    return endpoint
 
 
-def _layer(middleware: Middleware, next_: Next) -> Next:
+def _middleware_layer(middleware: Middleware, next_: Next) -> Next:
+    """One middleware around ``next_``; what it raises, or a non-``Response`` it returns
+    (a forgotten ``return``), becomes the response the layer around it sees."""
+
     async def layer(request: Request) -> Response:
-        return to_response(await middleware(request, next_))
+        try:
+            response = await middleware(request, next_)
+            if not isinstance(response, Response):
+                raise TypeError(f"middleware {middleware!r} returned {response!r}, not a Response")
+            return response
+        except Exception as error:
+            return _error_response(error, request)
 
     return layer
 
 
 def compose(middlewares: list[Middleware], terminal: Next) -> Next:
     """The chain: the first middleware runs outermost, ``terminal`` innermost. Each layer
-    runs in the caller's task and cancel scope: no tasks, no threads."""
-    chain = _guarded(terminal)
+    runs in the caller's task and cancel scope: no tasks, no threads. Cancellation passes
+    through every layer."""
+    chain = _endpoint_layer(terminal)
     for middleware in reversed(middlewares):
-        chain = _guarded(_layer(middleware, chain))
+        chain = _middleware_layer(middleware, chain)
     return chain
+
+
+@attrs.frozen
+class _Unrouted:
+    """The routing outcome of a request no endpoint answers, for the chain's terminal."""
+
+    match: Any
 
 
 class App:
@@ -100,6 +121,8 @@ class App:
         self.router = router
         self.max_body_size = max_body_size
         self._table = router.freeze(self._prepare)
+        #: chains for answers no endpoint gives (404, 405, 308, OPTIONS), per router scope
+        self._unrouted_chains: dict[tuple[Router, ...], Next] = {}
 
     def _prepare(self, endpoint: Endpoint) -> PreparedEndpoint:
         states = tuple(value for router in endpoint.routers for value in router.states)
@@ -129,11 +152,14 @@ class App:
         if type(match) is NotFound and match.fallback is not None:
             return await match.fallback.run(request)
         routers = getattr(match, "routers", None) or (self.router,)
+        chain = self._unrouted_chains.get(routers)
+        if chain is None:
+            chain = self._unrouted_chains[routers] = compose(_middlewares(routers), self._answer)
+        request.extensions.insert(_Unrouted(match))
+        return await chain(request)
 
-        async def answer(request: Request) -> Response:
-            return self._answer_unrouted(match, request)
-
-        return await compose(_middlewares(routers), answer)(request)
+    async def _answer(self, request: Request) -> Response:
+        return self._answer_unrouted(request.extensions[_Unrouted].match, request)
 
     async def _call(self, plan: HandlerPlan, request: Request) -> Response:
         multipart = plan.multipart

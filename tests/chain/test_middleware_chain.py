@@ -195,3 +195,47 @@ async def test_middleware_must_be_callable() -> None:
     with pytest.raises(ConfigurationError, match="not callable"):
         async with TestClient(Router().middleware(42).get("/", hello)):
             pass
+
+
+async def test_a_middleware_that_forgets_return_is_a_logged_500(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def forgetful(request: Request, next: Next) -> Response:
+        await next(request)  # no return
+        return None  # type: ignore[return-value]
+
+    async with TestClient(Router().middleware(forgetful).get("/", hello)) as client:
+        response = await client.get("/")
+    assert response.status_code == 500
+    assert any("not a Response" in r.getMessage() or r.exc_info for r in caplog.records)
+
+
+async def test_json_errors_in_a_middleware_are_its_own_bug_not_the_clients() -> None:
+    async def decodes(request: Request, next: Next) -> Response:
+        json.loads("{broken")
+        return await next(request)
+
+    async def parses() -> Response:
+        json.loads("{broken")
+        return Response.text("unreachable")
+
+    async with TestClient(Router().middleware(decodes).get("/", hello)) as client:
+        assert (await client.get("/")).status_code == 500
+    async with TestClient(Router().get("/", parses)) as client:
+        assert (await client.get("/")).status_code == 400
+
+
+async def test_unrouted_chains_are_composed_once_per_router_scope() -> None:
+    calls: list[str] = []
+
+    async def note(request: Request, next: Next) -> Response:
+        calls.append(request.path)
+        return await next(request)
+
+    router = Router().middleware(note).get("/", hello)
+    async with TestClient(router) as client:
+        app = client._transport._server._prepare().app  # type: ignore[attr-defined]
+        for path in ("/a", "/b", "/c"):
+            assert (await client.get(path)).status_code == 404
+        assert len(app._unrouted_chains) == 1
+    assert calls == ["/a", "/b", "/c"]
