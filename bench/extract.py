@@ -8,24 +8,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from run import (  # the sibling script is the library here
     APPS,
-    PY,
     Endpoint,
-    Options,
-    free_port,
-    pin_to,
+    one_app,
+    requests_per_second,
     run_wrk,
-    stop_server,
-    subprocess_env,
-    wait_for_port,
+    single_server_options,
 )
 
 ITEM = '{"name": "pen", "price": 1.5}'
@@ -38,31 +32,16 @@ def main() -> int:
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, default=50)
     args = parser.parse_args()
-    opts = Options(args.duration, 2, args.connections, 10_000_000, 15.0, 10.0, 0, 1)
-    port = free_port()
-    with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(
-            [PY, str(APPS / "extract_app.py"), str(port)],
-            env=subprocess_env(),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            preexec_fn=pin_to(opts.server_cpu),
-        )
-        try:
-            wait_for_port(proc, port, opts.start_timeout)
-            run_wrk(port, PLAIN, opts.warmup, opts)
-            plain = run_wrk(port, PLAIN, opts.duration, opts)
-            os.environ["BENCH_JSON_BODY"] = ITEM  # inherited by wrk through subprocess_env
-            typed = run_wrk(port, TYPED, opts.duration, opts)
-        finally:
-            stop_server(proc, opts.stop_timeout)
-    plain_rps = plain.requests / (plain.duration_us / 1e6)
-    typed_rps = typed.requests / (typed.duration_us / 1e6)
-    print(f"GET  /users/42 (Request)             {plain_rps:8,.0f} req/s")
-    print(f"POST /extract/42 (Path+Query+Json)   {typed_rps:8,.0f} req/s")
-    ratio = typed_rps / plain_rps
-    verdict = "ok" if ratio >= 0.75 else "MISS"
-    print(f"ratio {ratio:.2f} (target >= 0.75: {verdict})")
+    opts = single_server_options(args.duration, args.connections)
+    with one_app(APPS / "extract_app.py", opts) as port:
+        run_wrk(port, PLAIN, opts.warmup, opts)
+        plain = requests_per_second(run_wrk(port, PLAIN, opts.duration, opts))
+        os.environ["BENCH_JSON_BODY"] = ITEM  # inherited by wrk through subprocess_env
+        typed = requests_per_second(run_wrk(port, TYPED, opts.duration, opts))
+    print(f"GET  /users/42 (Request)             {plain:8,.0f} req/s")
+    print(f"POST /extract/42 (Path+Query+Json)   {typed:8,.0f} req/s")
+    ratio = typed / plain
+    print(f"ratio {ratio:.2f} (target >= 0.75: {'ok' if ratio >= 0.75 else 'MISS'})")
     return 0
 
 

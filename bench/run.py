@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -274,6 +274,35 @@ def stop_server(proc: subprocess.Popen[bytes], timeout: float) -> str:
     if code < 0:
         return how + f"ended by {signal.Signals(-code).name}"
     return how + f"exit {code}"
+
+
+@contextlib.contextmanager
+def one_app(app: Path, opts: Options) -> Iterator[int]:
+    """Serve ``app`` (a script taking its port as argv) as one pinned process; yields the port
+    and stops the process on exit. For the single-server scripts (extract.py, middleware.py)."""
+    port = free_port()
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            [PY, str(app), str(port)],
+            env=subprocess_env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=pin_to(opts.server_cpu),
+        )
+        try:
+            wait_for_port(proc, port, opts.start_timeout)
+            yield port
+        finally:
+            stop_server(proc, opts.stop_timeout)
+
+
+def single_server_options(duration: int, connections: int) -> Options:
+    """Options for the single-server scripts: server on CPU 0, wrk on CPU 1."""
+    return Options(duration, 2, connections, 10_000_000, 15.0, 10.0, 0, 1)
+
+
+def requests_per_second(result: LoadResult) -> float:
+    return result.requests / (result.duration_us / 1e6)
 
 
 def bench_server(spec: ServerSpec, opts: Options, log_dir: Path) -> ServerResult:
