@@ -38,3 +38,9 @@ async def handler(
     assert_type(store, Store)
     assert_type(tag, str)
     return Response.json({"id": user_id + 1, "page": filters.page})
+
+
+def config_copies() -> None:
+    from trioframe import ServerConfig
+
+    assert_type(ServerConfig().with_max_body_size(1024).with_header_timeout(1.0), ServerConfig)

@@ -7,6 +7,7 @@ new config, so configs chain: ``ServerConfig().with_max_body_size(1024)``.
 from __future__ import annotations
 
 import ssl
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -15,6 +16,14 @@ __all__ = ["ServerConfig"]
 
 KiB = 1024
 MiB = 1024 * KiB
+
+
+def _strings(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
+def _optional_strings(values: Iterable[str] | None) -> tuple[str, ...] | None:
+    return None if values is None else tuple(values)
 
 
 def _positive(_inst: Any, attribute: attrs.Attribute[Any], value: float) -> None:
@@ -62,11 +71,11 @@ class ServerConfig:
     websocket_ping_timeout: float = attrs.field(default=20.0, validator=_positive)
     websocket_close_timeout: float = attrs.field(default=10.0, validator=_positive)
     websocket_allowed_origins: tuple[str, ...] | None = attrs.field(
-        default=None, converter=attrs.converters.optional(tuple)
+        default=None, converter=_optional_strings
     )
     websocket_compression: bool = False
     workers: int = attrs.field(default=1, validator=_positive)
-    trusted_proxies: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    trusted_proxies: tuple[str, ...] = attrs.field(default=(), converter=_strings)
 
     def with_http2(self, enabled: bool = True) -> ServerConfig:
         """A copy with HTTP/2 on or off."""
@@ -82,15 +91,94 @@ class ServerConfig:
             raise ValueError("with_tls(cert_file, key_file) needs the key file too")
         return attrs.evolve(self, tls=(cert_file, key_file))
 
-    def __getattr__(self, name: str) -> Any:
-        # with_<field>(value) for every field, generated rather than written out 25 times.
-        if name.startswith("with_"):
-            field = name[5:]
-            if field in attrs.fields_dict(type(self)):
+    def with_max_body_size(self, value: int) -> ServerConfig:
+        """A copy with ``max_body_size`` set."""
+        return attrs.evolve(self, max_body_size=value)
 
-                def setter(value: Any) -> ServerConfig:
-                    return attrs.evolve(self, **{field: value})
+    def with_max_header_size(self, value: int) -> ServerConfig:
+        """A copy with ``max_header_size`` set."""
+        return attrs.evolve(self, max_header_size=value)
 
-                setter.__doc__ = f"A copy with ``{field}`` set."
-                return setter
-        raise AttributeError(name)
+    def with_max_request_line_size(self, value: int) -> ServerConfig:
+        """A copy with ``max_request_line_size`` set."""
+        return attrs.evolve(self, max_request_line_size=value)
+
+    def with_max_header_count(self, value: int) -> ServerConfig:
+        """A copy with ``max_header_count`` set."""
+        return attrs.evolve(self, max_header_count=value)
+
+    def with_keep_alive_timeout(self, value: float) -> ServerConfig:
+        """A copy with ``keep_alive_timeout`` set."""
+        return attrs.evolve(self, keep_alive_timeout=value)
+
+    def with_header_timeout(self, value: float) -> ServerConfig:
+        """A copy with ``header_timeout`` set."""
+        return attrs.evolve(self, header_timeout=value)
+
+    def with_body_timeout(self, value: float) -> ServerConfig:
+        """A copy with ``body_timeout`` set."""
+        return attrs.evolve(self, body_timeout=value)
+
+    def with_send_timeout(self, value: float) -> ServerConfig:
+        """A copy with ``send_timeout`` set."""
+        return attrs.evolve(self, send_timeout=value)
+
+    def with_tls_handshake_timeout(self, value: float) -> ServerConfig:
+        """A copy with ``tls_handshake_timeout`` set."""
+        return attrs.evolve(self, tls_handshake_timeout=value)
+
+    def with_max_requests_per_connection(self, value: int) -> ServerConfig:
+        """A copy with ``max_requests_per_connection`` set."""
+        return attrs.evolve(self, max_requests_per_connection=value)
+
+    def with_max_connections(self, value: int) -> ServerConfig:
+        """A copy with ``max_connections`` set."""
+        return attrs.evolve(self, max_connections=value)
+
+    def with_shutdown_timeout(self, value: float) -> ServerConfig:
+        """A copy with ``shutdown_timeout`` set."""
+        return attrs.evolve(self, shutdown_timeout=value)
+
+    def with_max_drain_size(self, value: int) -> ServerConfig:
+        """A copy with ``max_drain_size`` set."""
+        return attrs.evolve(self, max_drain_size=value)
+
+    def with_cancel_on_disconnect(self, value: bool) -> ServerConfig:
+        """A copy with ``cancel_on_disconnect`` set."""
+        return attrs.evolve(self, cancel_on_disconnect=value)
+
+    def with_max_concurrent_streams(self, value: int) -> ServerConfig:
+        """A copy with ``max_concurrent_streams`` set."""
+        return attrs.evolve(self, max_concurrent_streams=value)
+
+    def with_websocket_max_message_size(self, value: int) -> ServerConfig:
+        """A copy with ``websocket_max_message_size`` set."""
+        return attrs.evolve(self, websocket_max_message_size=value)
+
+    def with_websocket_ping_interval(self, value: float) -> ServerConfig:
+        """A copy with ``websocket_ping_interval`` set."""
+        return attrs.evolve(self, websocket_ping_interval=value)
+
+    def with_websocket_ping_timeout(self, value: float) -> ServerConfig:
+        """A copy with ``websocket_ping_timeout`` set."""
+        return attrs.evolve(self, websocket_ping_timeout=value)
+
+    def with_websocket_close_timeout(self, value: float) -> ServerConfig:
+        """A copy with ``websocket_close_timeout`` set."""
+        return attrs.evolve(self, websocket_close_timeout=value)
+
+    def with_websocket_allowed_origins(self, value: Iterable[str] | None) -> ServerConfig:
+        """A copy with ``websocket_allowed_origins`` set."""
+        return attrs.evolve(self, websocket_allowed_origins=value)
+
+    def with_websocket_compression(self, value: bool) -> ServerConfig:
+        """A copy with ``websocket_compression`` set."""
+        return attrs.evolve(self, websocket_compression=value)
+
+    def with_workers(self, value: int) -> ServerConfig:
+        """A copy with ``workers`` set."""
+        return attrs.evolve(self, workers=value)
+
+    def with_trusted_proxies(self, value: Iterable[str]) -> ServerConfig:
+        """A copy with ``trusted_proxies`` set."""
+        return attrs.evolve(self, trusted_proxies=value)
