@@ -68,7 +68,9 @@ async def test_one_line_with_every_field(
     assert record.__dict__["request_id"] is None
 
 
-async def test_errors_streams_and_head_are_logged(access: pytest.LogCaptureFixture) -> None:
+async def test_errors_streams_and_head_are_logged(
+    access: pytest.LogCaptureFixture, autojump_clock: trio.testing.MockClock
+) -> None:
     async with TestClient(app()) as client:
         sizes = [len((await client.get(path)).content) for path in ("/boom", "/missing")]
         await client.get("/stream")
@@ -84,7 +86,9 @@ async def test_errors_streams_and_head_are_logged(access: pytest.LogCaptureFixtu
     ]
 
 
-async def test_head_of_a_plain_body_logs_zero_bytes(access: pytest.LogCaptureFixture) -> None:
+async def test_head_of_a_plain_body_logs_zero_bytes(
+    access: pytest.LogCaptureFixture, autojump_clock: trio.testing.MockClock
+) -> None:
     async with TestClient(app()) as client:
         await client.head("/hello")
     [record] = lines(access)
@@ -92,7 +96,7 @@ async def test_head_of_a_plain_body_logs_zero_bytes(access: pytest.LogCaptureFix
 
 
 async def test_request_id_from_the_extension_or_the_response_header(
-    access: pytest.LogCaptureFixture,
+    access: pytest.LogCaptureFixture, autojump_clock: trio.testing.MockClock
 ) -> None:
     async def tagged() -> Response:
         return Response.text("x").with_header("x-request-id", "from-handler")
@@ -144,7 +148,9 @@ async def test_a_cancelled_nursery_in_the_handler_is_logged_too(
     assert record.getMessage() == '127.0.0.1:50000 "GET /" cancelled - 1000.0ms -'
 
 
-async def test_custom_logger_and_level(caplog: pytest.LogCaptureFixture) -> None:
+async def test_custom_logger_and_level(
+    caplog: pytest.LogCaptureFixture, autojump_clock: trio.testing.MockClock
+) -> None:
     logger = logging.getLogger("myapp.access")
     caplog.set_level(logging.DEBUG, logger="myapp.access")
     router = Router().middleware(LoggerMiddleware(logger, logging.DEBUG)).get("/", slow_hello)
@@ -155,7 +161,7 @@ async def test_custom_logger_and_level(caplog: pytest.LogCaptureFixture) -> None
 
 
 async def test_nothing_is_logged_when_the_level_is_disabled(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, autojump_clock: trio.testing.MockClock
 ) -> None:
     caplog.set_level(logging.WARNING, logger=ACCESS)
     async with TestClient(app()) as client:
