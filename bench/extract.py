@@ -6,7 +6,6 @@ against its plain ``/users/{id}``, in one process, one run. Target: within 25 %.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -28,11 +27,7 @@ TYPED = Endpoint("extract", "POST", "/extract/42?page=2&active=yes", "applicatio
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=int, default=10)
-    parser.add_argument("--connections", type=int, default=50)
-    args = parser.parse_args()
-    opts = single_server_options(args.duration, args.connections)
+    opts = single_server_options(__doc__.splitlines()[0])
     with one_app(APPS / "extract_app.py", opts) as port:
         run_wrk(port, PLAIN, opts.warmup, opts)
         plain = requests_per_second(run_wrk(port, PLAIN, opts.duration, opts))

@@ -6,7 +6,6 @@ route with no middleware, in one process, one run. Target: at least 80 %.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -26,11 +25,7 @@ WITH = Endpoint("mw", "GET", "/mw/plaintext", "text/plain", b"Hello, World!")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=int, default=10)
-    parser.add_argument("--connections", type=int, default=50)
-    args = parser.parse_args()
-    opts = single_server_options(args.duration, args.connections)
+    opts = single_server_options(__doc__.splitlines()[0])
     rates: dict[str, list[float]] = {}
     with one_app(APPS / "middleware_app.py", opts) as port:
         run_wrk(port, BARE, opts.warmup, opts)

@@ -296,9 +296,14 @@ def one_app(app: Path, opts: Options) -> Iterator[int]:
             stop_server(proc, opts.stop_timeout)
 
 
-def single_server_options(duration: int, connections: int) -> Options:
-    """Options for the single-server scripts: server on CPU 0, wrk on CPU 1."""
-    return Options(duration, 2, connections, 10_000_000, 15.0, 10.0, 0, 1)
+def single_server_options(description: str) -> Options:
+    """Parse ``--duration`` and ``--connections`` for a single-server script; the server goes
+    on CPU 0, wrk on CPU 1."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=50)
+    args = parser.parse_args()
+    return Options(args.duration, 2, args.connections, 10_000_000, 15.0, 10.0, 0, 1)
 
 
 def requests_per_second(result: LoadResult) -> float:

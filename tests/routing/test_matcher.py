@@ -19,13 +19,7 @@ from trioframe._routing import (
     RouteTable,
 )
 
-
-def h(*args: Any) -> None:
-    """A handler; the tests only look at which endpoint was chosen."""
-
-
-def freeze(router: Router) -> RouteTable[Endpoint]:
-    return router.freeze(lambda endpoint: endpoint)
+from .helpers import freeze, h
 
 
 def found(
