@@ -166,8 +166,8 @@ class App:
         if multipart is not None:
             request.body_limit = (multipart.max_total_size, "max_total_size")
         limit, setting = request.body_limit or (self.max_body_size, "max_body_size")
-        declared = request.headers.get("content-length")
-        if declared is not None and int(declared) > limit:
+        declared = request.content_length  # parsed once, by the protocol layer
+        if declared is not None and declared > limit:
             raise PayloadTooLarge(f"request body is larger than {setting} ({limit} bytes)")
         return to_response(await plan.call(request))
 

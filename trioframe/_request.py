@@ -97,6 +97,8 @@ class Request:
     #: The body size limit for this request and the setting it comes from (set by the app
     #: once the route is known: ``max_body_size``, or ``max_total_size`` for ``Multipart``).
     body_limit: tuple[int, str] | None = attrs.field(default=None, repr=False)
+    #: The declared ``Content-Length`` as the protocol layer parsed it (``None``: absent).
+    content_length: int | None = attrs.field(default=None, repr=False)
 
     @functools.cached_property
     def query_pairs(self) -> list[tuple[str, str]]:

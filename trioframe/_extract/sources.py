@@ -72,8 +72,8 @@ def _structure(converter: cattrs.Converter, value: Any, kind: Any, location: str
 
 
 def _invalid(location: str, errors: list[str]) -> Error:
-    status_class = BadRequest if location in ("path", "query") else ValidationError
-    if status_class is BadRequest:
+    """Path and query values that do not fit are 400; a body that does not fit is 422."""
+    if location in ("path", "query"):
         return BadRequest(f"invalid {location} parameters", errors=errors)
     return ValidationError(errors, message="request body does not fit")
 
@@ -117,17 +117,13 @@ def path_step(ctx: StepContext, kind: Any) -> Step:
             try:
                 return TEXT_CONVERTER.structure(request.params[name], kind)
             except Exception as exc:
-                raise _invalid("path", [f"path.{name}: {_reason(exc)}"]) from None
+                raise _invalid("path", describe_failure(exc, f"path.{name}")) from None
 
         return one
     raise ctx.fail(
         f"a scalar Path needs a route with one parameter (or one named {ctx.parameter!r}); "
         f"this route has {list(names)}"
     )
-
-
-def _reason(exc: BaseException) -> str:
-    return describe_failure(exc, "x")[0].partition(": ")[2]
 
 
 # -- Query and Form ------------------------------------------------------------------------

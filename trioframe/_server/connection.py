@@ -266,6 +266,7 @@ class HTTP1Connection:
             client=self.client,
             scheme=self.scheme,
             body_reader=self._receive_body,
+            content_length=head.content_length,
         )
         self._request = request
         self._handler_running = True
