@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .router import Router
 
 __all__ = [
+    "WEBSOCKET",
     "AutoOptions",
     "BadPath",
     "Endpoint",
@@ -30,6 +31,10 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+#: The method key WebSocket routes are stored under. It is not a token, so no request line can
+#: carry it: only an upgrade request, recognised by the dispatch layer, is matched against it.
+WEBSOCKET = Method("(websocket)")
 
 
 @attrs.frozen
@@ -45,6 +50,8 @@ class Endpoint:
       and state from this chain.
     * ``param_names``: the names of the values ``Found.params`` will hold, in path order
       (empty for fallbacks, which receive no path parameters).
+    * ``subprotocols``: for a WebSocket route (``method`` is :data:`WEBSOCKET`), the
+      subprotocols it speaks, preferred first.
     """
 
     method: Method | None
@@ -52,6 +59,12 @@ class Endpoint:
     handler: Callable[..., Any]
     routers: tuple[Router, ...]
     param_names: tuple[str, ...]
+    subprotocols: tuple[str, ...] = ()
+
+    @property
+    def is_websocket(self) -> bool:
+        """True for a WebSocket route."""
+        return self.method is WEBSOCKET
 
 
 @attrs.frozen
@@ -78,11 +91,13 @@ class Redirect:
 @attrs.frozen
 class MethodNotAllowed:
     """The path matches but no route has this method (405). ``allow`` lists the path's methods
-    in a stable order, with ``HEAD`` when ``GET`` exists and ``OPTIONS`` always. ``routers`` is
-    the chain the path's routes share (see :class:`Endpoint`)."""
+    in a stable order, with ``HEAD`` when ``GET`` exists and ``OPTIONS`` always (never the
+    WebSocket key). ``routers`` is the chain the path's routes share (see :class:`Endpoint`).
+    ``websocket`` says the path has a WebSocket route (a plain ``GET`` there is answered 426)."""
 
     allow: tuple[str, ...]
     routers: tuple[Router, ...]
+    websocket: bool = False
 
 
 @attrs.frozen

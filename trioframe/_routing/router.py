@@ -16,7 +16,7 @@ import attrs
 from .._errors import ConfigurationError
 from .._http.method import Method
 from .pattern import Pattern, parse_pattern, parse_prefix
-from .results import Endpoint
+from .results import WEBSOCKET, Endpoint
 from .table import RouteSpec, RouteTable, ScopeSpec, build_table
 
 __all__ = ["Router"]
@@ -25,6 +25,7 @@ T = TypeVar("T")
 H = TypeVar("H", bound=Callable[..., Any])
 
 _TOKEN_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_SUBPROTOCOL_CHARS = _TOKEN_CHARS | frozenset("abcdefghijklmnopqrstuvwxyz")
 
 
 @attrs.frozen
@@ -32,6 +33,7 @@ class _Route:
     method: Method
     pattern: Pattern
     handler: Callable[..., Any]
+    subprotocols: tuple[str, ...] = ()
 
 
 def _method(name: object) -> Method:
@@ -64,9 +66,6 @@ class Router:
     by :meth:`freeze`.
     """
 
-    # Room for ``websocket(path, handler)``: WebSocket routes will be another list here and
-    # another endpoint kind in the table, matched by the same trie.
-
     def __init__(self) -> None:
         self._routes: list[_Route] = []
         self._keys: dict[tuple[str, tuple[str, ...]], str] = {}
@@ -83,16 +82,24 @@ class Router:
         return f"<Router routes={len(self._routes)} nested={len(self._nests)}>"
 
     # -- registration -------------------------------------------------------------------
-    def _register(self, path: str, handler: Callable[..., Any] | None, methods: Any) -> Any:
+    def _register(
+        self,
+        path: str,
+        handler: Callable[..., Any] | None,
+        methods: Any,
+        subprotocols: tuple[str, ...] = (),
+    ) -> Any:
         pattern = parse_pattern(path)
-        if isinstance(methods, str):
-            methods = (methods,)
-        names = tuple(_method(m) for m in methods)
+        if methods is WEBSOCKET:
+            names: tuple[Method, ...] = (WEBSOCKET,)
+        else:
+            names = tuple(_method(m) for m in ((methods,) if isinstance(methods, str) else methods))
         if not names:
             raise ConfigurationError(f"route {path!r} needs at least one method")
+        what = "WebSocket" if methods is WEBSOCKET else "/".join(names)
 
         def register(function: H) -> H:
-            _check_handler(function, f"{'/'.join(names)} {path}")
+            _check_handler(function, f"{what} {path}")
             pending: dict[tuple[str, tuple[str, ...]], str] = {}
             for method in names:
                 key = (str(method), pattern.shape)
@@ -101,11 +108,11 @@ class Router:
                 if other is not None:
                     same = "" if other == path else f" (it matches the same paths as {other})"
                     raise ConfigurationError(
-                        f"duplicate route: {method} {path} is registered twice{same}"
+                        f"duplicate route: {what} {path} is registered twice{same}"
                     )
             self._keys.update(pending)
             for method in names:
-                self._routes.append(_Route(method, pattern, function))
+                self._routes.append(_Route(method, pattern, function, subprotocols))
             return function
 
         if handler is None:
@@ -189,6 +196,43 @@ class Router:
         ``Allow``)."""
         return self._register(path, handler, (Method.OPTIONS,))
 
+    @overload
+    def websocket(
+        self, path: str, handler: None = None, *, subprotocols: Iterable[str] | None = None
+    ) -> Callable[[H], H]: ...
+    @overload
+    def websocket(
+        self,
+        path: str,
+        handler: Callable[..., Any],
+        *,
+        subprotocols: Iterable[str] | None = None,
+    ) -> Self: ...
+    def websocket(
+        self,
+        path: str,
+        handler: Callable[..., Any] | None = None,
+        *,
+        subprotocols: Iterable[str] | None = None,
+    ) -> Any:
+        """Register a WebSocket route: an upgrade request (``GET`` with ``Upgrade: websocket``)
+        on ``path`` runs ``handler``, which takes a ``WebSocketConnection`` and any other
+        extractor but a body one. ``subprotocols`` lists what the route speaks, preferred
+        first; the first the client offers is chosen (``ws.subprotocol``; ``None`` when there
+        is no overlap, and the upgrade still succeeds). A ``GET`` without the upgrade is
+        answered 426. The same path may also have ordinary routes, ``GET`` included."""
+        protocols = tuple(subprotocols or ())
+        for protocol in protocols:
+            if (
+                not isinstance(protocol, str)
+                or not protocol
+                or not set(protocol) <= _SUBPROTOCOL_CHARS
+            ):
+                raise ConfigurationError(f"invalid WebSocket subprotocol {protocol!r}")
+        return self._register(path, handler, WEBSOCKET, protocols)
+
+    websocket_fn = websocket
+
     # -- composition --------------------------------------------------------------------
     def nest(self, prefix: str, router: Router) -> Self:
         """Mount ``router``'s routes (and its middleware, state and fallback) under ``prefix``.
@@ -270,7 +314,9 @@ class Router:
         scopes.append(ScopeSpec(prefix, chain, fallback))
         for route in self._routes:
             pattern = route.pattern if prefix is None else route.pattern.under(prefix)
-            routes.append(RouteSpec(route.method, pattern, route.handler, chain))
+            routes.append(
+                RouteSpec(route.method, pattern, route.handler, chain, route.subprotocols)
+            )
         for sub_prefix, sub in self._nests:
             full = sub_prefix if prefix is None else sub_prefix.under(prefix)
             sub._collect(full, chain, fallback, routes, scopes)

@@ -30,6 +30,7 @@ from .._errors import ConfigurationError
 from .._http.method import Method
 from .pattern import Pattern, SegmentKind
 from .results import (
+    WEBSOCKET,
     AutoOptions,
     BadPath,
     Endpoint,
@@ -62,6 +63,7 @@ class RouteSpec:
     pattern: Pattern
     handler: Callable[..., Any]
     routers: tuple[Router, ...]
+    subprotocols: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -183,9 +185,10 @@ def _make_leaf(routes: list[tuple[RouteSpec, T]]) -> Leaf[T]:
     }
     if "GET" in targets and "HEAD" not in targets:
         targets[Method.HEAD] = targets[Method.GET]
-    allow = _sort_methods({*targets, "OPTIONS"})
+    allow = _sort_methods({*targets, "OPTIONS"} - {WEBSOCKET})
     routers = _common_chain([spec.routers for spec, _ in routes])
-    return Leaf(targets, MethodNotAllowed(allow, routers), AutoOptions(allow, routers))
+    not_allowed = MethodNotAllowed(allow, routers, websocket=WEBSOCKET in targets)
+    return Leaf(targets, not_allowed, AutoOptions(allow, routers))
 
 
 def _check_collisions(routes: Sequence[RouteSpec], scopes: Sequence[ScopeSpec]) -> None:
@@ -226,7 +229,12 @@ def build_table(
     groups: dict[tuple[str, ...], list[tuple[RouteSpec, T]]] = {}
     for spec in routes:
         endpoint = Endpoint(
-            spec.method, spec.pattern.source, spec.handler, spec.routers, spec.pattern.param_names
+            spec.method,
+            spec.pattern.source,
+            spec.handler,
+            spec.routers,
+            spec.pattern.param_names,
+            spec.subprotocols,
         )
         endpoints.append(endpoint)
         groups.setdefault(spec.pattern.shape, []).append((spec, prepare(endpoint)))
