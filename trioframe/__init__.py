@@ -48,6 +48,9 @@ from ._response import ServerSentEvent as ServerSentEvent
 from ._routing import Router as Router
 from ._server.config import ServerConfig as ServerConfig
 from ._server.serve import Server as Server
+from ._websocket import Message as Message
+from ._websocket import WebSocketClosed as WebSocketClosed
+from ._websocket import WebSocketConnection as WebSocketConnection
 from .middleware import CompressionMiddleware as CompressionMiddleware
 from .middleware import Cors as Cors
 from .middleware import CorsMiddleware as CorsMiddleware
@@ -83,6 +86,7 @@ __all__ = [
     "InternalServerError",
     "Json",
     "LoggerMiddleware",
+    "Message",
     "Method",
     "MethodNotAllowed",
     "Middleware",
@@ -112,6 +116,8 @@ __all__ = [
     "UnsupportedMediaType",
     "Uri",
     "ValidationError",
+    "WebSocketClosed",
+    "WebSocketConnection",
     "__version__",
     "safe_filename",
 ]

@@ -22,6 +22,7 @@ from .._http.method import Method
 from .._http.url import Uri
 from .._multipart import Multipart, MultipartConfig
 from .._request import Request
+from .._websocket.connection import WebSocketConnection
 from .markers import Body, FromRequest, Marker
 from .sources import (
     Step,
@@ -118,12 +119,19 @@ STEP_TABLE: list[tuple[Callable[[Any], bool], Callable[[StepContext, Any], Step]
 @attrs.frozen
 class HandlerPlan:
     """How to call one handler: its function and one step per parameter, in order.
-    ``multipart`` holds the limits when the handler streams the body with ``Multipart``."""
+    ``multipart`` holds the limits when the handler streams the body with ``Multipart``;
+    ``websocket_param`` names the ``WebSocketConnection`` parameter of a WebSocket handler
+    (it has no step: the server supplies the connection once the upgrade is accepted)."""
 
     handler: Callable[..., Awaitable[Any]]
     steps: tuple[tuple[str, Step], ...]
     name: str
     multipart: MultipartConfig | None = None
+    websocket_param: str | None = None
+
+    async def arguments(self, request: Request) -> dict[str, Any]:
+        """Run every step: the handler's keyword arguments. Raises the steps' ``Error``s."""
+        return {name: await step(request) for name, step in self.steps}
 
     async def call(self, request: Request) -> Any:
         """Fill the arguments and await the handler. Cancellation passes straight through."""
@@ -157,14 +165,32 @@ def _multipart_step(config: MultipartConfig) -> Step:
     return streamed
 
 
+_BODY_MARKERS = frozenset({"json", "form"})
+
+
+def _reads_body(annotation: Any) -> bool:
+    """Whether an annotation consumes the request body (refused on WebSocket routes)."""
+    marker = _marker(annotation)
+    if marker is not None:
+        return marker.source in _BODY_MARKERS
+    return isinstance(annotation, type) and issubclass(annotation, Body | Multipart)
+
+
+def _is_websocket(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, WebSocketConnection)
+
+
 def build_plan(
     handler: Callable[..., Any],
     route_params: tuple[str, ...] = (),
     states: tuple[Any, ...] = (),
     multipart: MultipartConfig | None = None,
+    *,
+    websocket: bool = False,
 ) -> HandlerPlan:
     """Analyse ``handler`` once. Raises ``ConfigurationError`` for a non-async handler or a
-    parameter no extractor understands."""
+    parameter no extractor understands; for a WebSocket handler (``websocket=True``) also
+    when it does not take exactly one ``WebSocketConnection`` or takes a body extractor."""
     name = _handler_name(handler)
     call = handler if inspect.isroutine(handler) else type(handler).__call__
     if not inspect.iscoroutinefunction(call):
@@ -178,11 +204,19 @@ def build_plan(
     steps: list[tuple[str, Step]] = []
     streams: list[str] = []
     buffers: list[str] = []
+    sockets: list[str] = []
     for param in inspect.signature(handler).parameters.values():
         ctx = StepContext(name, param.name, route_params, states)
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ctx.fail("*args/**kwargs are not extractors")
         annotation = hints.get(param.name, inspect.Parameter.empty)
+        if _is_websocket(annotation):
+            if not websocket:
+                raise ctx.fail("WebSocketConnection is only available on Router.websocket routes")
+            sockets.append(param.name)
+            continue
+        if websocket and _reads_body(annotation):
+            raise ctx.fail("a WebSocket upgrade request has no body to extract")
         if isinstance(annotation, type) and issubclass(annotation, Multipart):
             streams.append(param.name)
             steps.append((param.name, _multipart_step(multipart or MultipartConfig())))
@@ -195,5 +229,15 @@ def build_plan(
             f"handler {name}: {buffers[0]!r} (Request) buffers the body and {streams[0]!r} "
             "(Multipart) streams it; take one or the other"
         )
+    if websocket and len(sockets) != 1:
+        raise ConfigurationError(
+            f"WebSocket handler {name} must take exactly one WebSocketConnection parameter"
+        )
     config = (multipart or MultipartConfig()) if streams else None
-    return HandlerPlan(handler=handler, steps=tuple(steps), name=name, multipart=config)
+    return HandlerPlan(
+        handler=handler,
+        steps=tuple(steps),
+        name=name,
+        multipart=config,
+        websocket_param=sockets[0] if sockets else None,
+    )

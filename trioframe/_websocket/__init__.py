@@ -1,7 +1,10 @@
-"""WebSocket for handlers: the message types (``messages``). The connection object and the
-server side of the upgrade are still to come (issue 6); the opening handshake lives in
-``trioframe._protocol.websocket``."""
+"""WebSocket for handlers: ``WebSocketConnection``, ``WebSocketClosed`` and the ``Message``
+kinds. The opening handshake's protocol rules live in ``trioframe._protocol.websocket``, the
+route-side checks and the 101 response in ``accept``, permessage-deflate in ``deflate`` (the
+only module here that imports wsproto), and the server session in
+``trioframe._server.websocket``."""
 
+from .connection import WebSocketClosed, WebSocketConnection
 from .messages import Message
 
-__all__ = ["Message"]
+__all__ = ["Message", "WebSocketClosed", "WebSocketConnection"]

@@ -1,0 +1,107 @@
+"""Accepting an upgrade on the application side: the checks a WebSocket route makes before
+its handler may run, and ``WebSocketAccept``, the response that tells the server to switch.
+
+Sans-I/O and free of wsproto: the dispatch layer calls :func:`check_upgrade` inside the
+middleware chain, so a refused upgrade (400, 403, 426) is an ordinary error response that
+middleware sees and logs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .._errors import Error
+from .._protocol.errors import ProtocolError
+from .._protocol.websocket import Handshake, accept_headers, choose_subprotocol, read_handshake
+from .._response import Response
+
+if TYPE_CHECKING:
+    from .._request import Request
+    from .connection import WebSocketConnection
+
+__all__ = ["WebSocketAccept", "WebSocketPolicy", "accept", "check_upgrade", "upgrade_required"]
+
+
+@attrs.frozen
+class WebSocketPolicy:
+    """The server settings the application side needs to accept an upgrade (a slice of
+    ``ServerConfig``)."""
+
+    allowed_origins: tuple[str, ...] | None = None
+    compression: bool = False
+    max_message_size: int = 1024 * 1024
+
+
+class WebSocketAccept(Response):
+    """``101 Switching Protocols`` for an accepted upgrade. The server sends it, then runs
+    ``run(connection)``: the handler with its extracted arguments bound. Middleware may add
+    headers (they go out with the 101); a middleware that replaces it with another response
+    rejects the upgrade."""
+
+    __slots__ = ("extensions", "run", "subprotocol")
+
+    def __init__(
+        self,
+        headers: list[tuple[bytes, bytes]],
+        run: Callable[[WebSocketConnection], Awaitable[Any]],
+        subprotocol: str | None,
+        extensions: list[Any],
+    ) -> None:
+        super().__init__(101, b"", headers)
+        self.run = run
+        self.subprotocol = subprotocol
+        #: wsproto extension objects agreed on in the handshake (permessage-deflate or none)
+        self.extensions = extensions
+
+
+def upgrade_required() -> Error:
+    """The 426 for a plain request on a WebSocket route."""
+    return Error(
+        426,
+        "this route speaks WebSocket: send an upgrade request",
+        headers={"upgrade": "websocket", "connection": "Upgrade"},
+    )
+
+
+def _origin_allowed(origin: str | None, allowed: tuple[str, ...] | None) -> bool:
+    if allowed is None or origin is None:  # no list, or not a browser (browsers always send it)
+        return True
+    origin = origin.strip().lower()
+    return any(entry == "*" or entry.lower().rstrip("/") == origin for entry in allowed)
+
+
+def check_upgrade(request: Request, allowed_origins: tuple[str, ...] | None) -> Handshake:
+    """Validate an upgrade request for a WebSocket route: HTTP/1.1, no body, a valid key and
+    version (400 / 426), and an ``Origin`` in ``allowed_origins`` when that list is set (403).
+    A request without ``Origin`` passes the origin check: only browsers send it, and it is
+    browsers the check protects against (cross-site WebSocket hijacking)."""
+    if request.version != "1.1":
+        raise Error.bad_request("a WebSocket upgrade needs HTTP/1.1")
+    if request.content_length or "transfer-encoding" in request.headers:
+        raise Error.bad_request("a WebSocket upgrade request has no body")
+    try:
+        handshake = read_handshake(request.headers.raw)
+    except ProtocolError as exc:
+        headers = {"sec-websocket-version": "13"} if exc.status == 426 else None
+        raise Error(exc.status, exc.message, headers=headers) from None
+    if not _origin_allowed(handshake.origin, allowed_origins):
+        raise Error(403, f"WebSocket connections from origin {handshake.origin} are not allowed")
+    return handshake
+
+
+def accept(
+    handshake: Handshake,
+    route_subprotocols: tuple[str, ...],
+    run: Callable[[WebSocketConnection], Awaitable[Any]],
+    extensions: list[Any],
+    extension_header: str | None,
+) -> WebSocketAccept:
+    """The 101 response for a validated handshake."""
+    subprotocol = choose_subprotocol(handshake.subprotocols, route_subprotocols)
+    headers = accept_headers(handshake, subprotocol)
+    if extension_header is not None:
+        headers.append((b"sec-websocket-extensions", extension_header.encode("ascii")))
+    return WebSocketAccept(headers, run, subprotocol, extensions)
