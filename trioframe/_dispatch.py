@@ -18,8 +18,10 @@ import attrs
 
 from ._errors import ConfigurationError, Error, PayloadTooLarge
 from ._extract import HandlerPlan, build_plan
+from ._protocol.websocket import is_websocket_upgrade
 from ._response import Response, to_response
 from ._routing.results import (
+    WEBSOCKET,
     AutoOptions,
     BadPath,
     Endpoint,
@@ -28,10 +30,12 @@ from ._routing.results import (
     NotFound,
     Redirect,
 )
+from ._websocket.accept import WebSocketPolicy, accept, check_upgrade, upgrade_required
 
 if TYPE_CHECKING:
     from ._request import Request
     from ._routing.router import Router
+    from ._websocket.connection import WebSocketConnection
 
 __all__ = ["App", "Middleware", "Next", "PreparedEndpoint", "compose"]
 
@@ -117,10 +121,18 @@ class App:
     """A frozen router ready to answer requests. Raises ``ConfigurationError`` here, at
     freeze time, for anything wrong with the routes, handlers or middleware."""
 
-    def __init__(self, router: Router, *, max_body_size: int = 10 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        router: Router,
+        *,
+        max_body_size: int = 10 * 1024 * 1024,
+        websocket: WebSocketPolicy | None = None,
+    ) -> None:
         self.router = router
         self.max_body_size = max_body_size
+        self.websocket = websocket or WebSocketPolicy()
         self._table = router.freeze(self._prepare)
+        self._has_websockets = any(e.is_websocket for e in self._table.endpoints)
         #: chains for answers no endpoint gives (404, 405, 308, OPTIONS), per router scope
         self._unrouted_chains: dict[tuple[Router, ...], Next] = {}
 
@@ -130,7 +142,12 @@ class App:
             (r.multipart_settings for r in reversed(endpoint.routers) if r.multipart_settings),
             None,
         )
-        plan = build_plan(endpoint.handler, endpoint.param_names, states, multipart)
+        websocket = endpoint.is_websocket
+        if websocket:
+            _require_wsproto(endpoint.pattern)
+        plan = build_plan(
+            endpoint.handler, endpoint.param_names, states, multipart, websocket=websocket
+        )
         middlewares = _middlewares(endpoint.routers)
         for middleware in middlewares:
             if not callable(middleware):
@@ -139,12 +156,27 @@ class App:
         async def call(request: Request) -> Response:
             return await self._call(plan, request)
 
-        return PreparedEndpoint(endpoint, plan, compose(middlewares, call))
+        async def upgrade(request: Request) -> Response:
+            return await self._accept_upgrade(plan, endpoint.subprotocols, request)
+
+        return PreparedEndpoint(
+            endpoint, plan, compose(middlewares, upgrade if websocket else call)
+        )
 
     async def handle(self, request: Request) -> Response:
         """Answer ``request`` through the middleware chain. Never raises but for
         cancellation (the handler's state is whatever it left): every failure becomes an
-        error response that the middleware has seen."""
+        error response that the middleware has seen. An accepted WebSocket upgrade is a
+        ``WebSocketAccept`` (101) the server acts on."""
+        if (
+            self._has_websockets
+            and request.method == "GET"
+            and is_websocket_upgrade(b"GET", request.headers.raw)
+        ):
+            found = self._table.match(WEBSOCKET, request.uri.raw_path)
+            if type(found) is Found:
+                request.params = found.params
+                return await found.target.run(request)
         match = self._table.match(request.method, request.uri.raw_path)
         if type(match) is Found:
             request.params = match.params
@@ -171,6 +203,28 @@ class App:
             raise PayloadTooLarge(f"request body is larger than {setting} ({limit} bytes)")
         return to_response(await plan.call(request))
 
+    async def _accept_upgrade(
+        self, plan: HandlerPlan, subprotocols: tuple[str, ...], request: Request
+    ) -> Response:
+        """Check the handshake, run the extractors, and answer 101 with the handler bound
+        (it runs once the server has switched protocols)."""
+        policy = self.websocket
+        handshake = check_upgrade(request, policy.allowed_origins)
+        kwargs = await plan.arguments(request)
+        extensions: list[Any] = []
+        answer: str | None = None
+        if policy.compression:
+            from ._websocket.deflate import negotiate_deflate
+
+            extensions, answer = negotiate_deflate(handshake.extensions, policy.max_message_size)
+        handler, param = plan.handler, plan.websocket_param
+        assert param is not None
+
+        async def run(connection: WebSocketConnection) -> Any:
+            return await handler(**kwargs, **{param: connection})
+
+        return accept(handshake, subprotocols, run, extensions, answer)
+
     def _answer_unrouted(self, match: Any, request: Request) -> Response:
         if type(match) is NotFound:
             raise Error.not_found(f"{request.uri.raw_path}")
@@ -179,6 +233,8 @@ class App:
             location = f"{match.location}?{query}" if query else match.location
             return Response(308).with_header("location", location)
         if type(match) is MethodNotAllowed:
+            if match.websocket and request.method == "GET":
+                raise upgrade_required()
             allow = ", ".join(match.allow)
             raise Error(405, f"method {request.method} is not allowed", headers={"allow": allow})
         if type(match) is AutoOptions:
@@ -186,6 +242,15 @@ class App:
         if type(match) is BadPath:
             raise Error.bad_request(match.message)
         raise AssertionError(f"unknown route match {match!r}")  # pragma: no cover
+
+
+def _require_wsproto(pattern: str) -> None:
+    try:
+        import wsproto  # noqa: F401
+    except ImportError:
+        raise ConfigurationError(
+            f"the WebSocket route {pattern} needs wsproto: pip install 'trioframe[websocket]'"
+        ) from None
 
 
 def _render_error(error: Error, request: Request) -> Response:

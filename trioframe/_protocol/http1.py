@@ -230,6 +230,26 @@ class HTTP1Adapter:
             self._h11.send(h11.Response(status_code=status, headers=headers, reason=reason)) or b""
         )
 
+    def send_switch(self, headers: list[tuple[bytes, bytes]]) -> bytes:
+        """``101 Switching Protocols`` for a request that asked to upgrade; after it the
+        connection belongs to another protocol (:attr:`can_reuse` is false) and the bytes
+        received past the request are in :meth:`take_buffered`. Raises ``ProtocolError``
+        (400) when the request did not propose an upgrade or still has a body to read."""
+        event = h11.InformationalResponse(
+            status_code=101, headers=headers, reason=b"Switching Protocols"
+        )
+        try:
+            return self._h11.send(event) or b""
+        except h11.LocalProtocolError:
+            raise ProtocolError(400, "this request cannot switch protocols") from None
+
+    def take_buffered(self) -> bytes:
+        """Hand over (and forget) the received bytes not parsed yet: after a protocol
+        switch, they belong to the new protocol."""
+        data = bytes(self._buffer)
+        self._buffer.clear()
+        return data
+
     def send_data(self, data: bytes) -> bytes:
         """Framing for one piece of response body (chunked or plain, as h11 decided)."""
         return self._h11.send(h11.Data(data=data)) or b""

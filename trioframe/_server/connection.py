@@ -6,10 +6,15 @@ deadline updates rather than a cancel scope per wait. When the scope fires, the 
 what to answer: nothing (idle, disconnect, send timeout), 408 (head or body timeout), or 503
 (shutdown cut the request off before its response started). Either way the connection ends.
 
-One task reads at a time. Between requests the request loop reads the stream itself. While
-a handler runs, a watcher task (started once per connection) takes over reading as soon as
-the handler yields, so a client that goes away is noticed and, with ``cancel_on_disconnect``,
-its handler is cancelled. A handler that never blocks costs the watcher only a wake-up.
+One task reads at a time (``reader.StreamReader``). Between requests the request loop reads
+the stream itself. While a handler runs, a watcher task (started once per connection) takes
+over reading as soon as the handler yields, so a client that goes away is noticed and, with
+``cancel_on_disconnect``, its handler is cancelled. A handler that never blocks costs the
+watcher only a wake-up.
+
+An accepted WebSocket upgrade (a ``WebSocketAccept`` from the app) is answered 101 through
+h11; then ``websocket.ServerSession`` takes the stream over in this same task and scope, and
+the connection ends with it.
 """
 
 from __future__ import annotations
@@ -35,18 +40,19 @@ from .._protocol.http1 import (
     render_simple_response,
 )
 from .._request import Request
+from .._websocket.accept import WebSocketAccept
 from .clock import http_date
+from .reader import RECEIVE_SIZE, StreamReader
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterable
 
     from .._response import Response
     from .state import ServingState
+    from .websocket import ServerSession
 
 __all__ = ["HTTP1Connection"]
 
-RECEIVE_SIZE = 64 * 1024
-HIGH_WATER = 256 * 1024  # the watcher stops reading ahead past this many unparsed bytes
 LINGER_SECONDS = 1.0  # after an error answer, how long unread input is drained before close
 
 _JSON = (b"content-type", b"application/json")
@@ -62,6 +68,7 @@ class Phase(enum.Enum):
     APP = "running the app"
     BODY = "waiting for request body bytes"
     SEND = "sending the response"
+    WEBSOCKET = "serving a WebSocket"
 
 
 class _Drop(Exception):
@@ -88,10 +95,10 @@ class HTTP1Connection:
         self.adapter = HTTP1Adapter(state.head_limits)
         self.phase = Phase.IDLE
         self._scope = trio.CancelScope()
-        self._data_lot = trio.lowlevel.ParkingLot()  # waiting for the watcher's bytes
-        self._watcher: trio.lowlevel.Task | None = None  # set while the watcher sleeps
-        self._reading = False  # a task is inside receive_some
         self._handler_running = False
+        self.reader = StreamReader(
+            stream, self.adapter, self._on_peer_gone, lambda: self._handler_running
+        )
         self._peer_gone = False
         self._cancelled_for_shutdown = False
         self._response_started = False
@@ -100,13 +107,14 @@ class HTTP1Connection:
         self._requests = 0
         self._body_received = 0
         self._request: Request | None = None
+        self._websocket: ServerSession | None = None
 
     # -- lifetime ---------------------------------------------------------------------------
     async def run(self) -> None:
         """Serve the connection, then close the stream (also when cancelled)."""
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._watch)
+                nursery.start_soon(self.reader.watch)
                 try:
                     await self._serve()
                 finally:
@@ -122,6 +130,8 @@ class HTTP1Connection:
         (which says ``Connection: close``)."""
         if self.phase is Phase.IDLE:
             self._scope.cancel()
+        elif self._websocket is not None:
+            self._websocket.begin_shutdown()
 
     def cancel_for_shutdown(self) -> None:
         """The grace period is over: cancel whatever runs (a request whose response has not
@@ -168,50 +178,6 @@ class HTTP1Connection:
             pass
 
     # -- reading ------------------------------------------------------------------------------
-    async def _read_once(self) -> None:
-        self._reading = True
-        try:
-            data = await self.stream.receive_some(RECEIVE_SIZE)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            data = b""
-        finally:
-            self._reading = False
-        self.adapter.receive_data(data)
-        if self._data_lot:
-            self._data_lot.unpark_all()
-        if not data:
-            self._on_peer_gone()
-
-    async def _fill(self) -> None:
-        """Get more bytes into the adapter: read them, or wait for the watcher's read."""
-        if self._reading:
-            await self._data_lot.park()
-        else:
-            await self._read_once()
-
-    def _wake_watcher(self) -> None:
-        watcher, self._watcher = self._watcher, None
-        if watcher is not None:
-            trio.lowlevel.reschedule(watcher)
-
-    async def _watch(self) -> None:
-        adapter = self.adapter
-
-        def abort(_: Any) -> trio.lowlevel.Abort:
-            self._watcher = None
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        while True:
-            self._watcher = trio.lowlevel.current_task()
-            await trio.lowlevel.wait_task_rescheduled(abort)
-            while (
-                self._handler_running
-                and not self._reading
-                and not adapter.eof
-                and adapter.buffered < HIGH_WATER
-            ):
-                await self._read_once()
-
     def _on_peer_gone(self) -> None:
         self._peer_gone = True
         if self._handler_running and self.config.cancel_on_disconnect:
@@ -232,13 +198,13 @@ class HTTP1Connection:
                 while adapter.idle:
                     if adapter.eof:
                         return
-                    await self._fill()
+                    await self.reader.fill()
             self.phase = Phase.HEAD
             event = adapter.next_event()
             if event is NEED_DATA:
                 scope.deadline = trio.current_time() + config.header_timeout
                 while (event := adapter.next_event()) is NEED_DATA:
-                    await self._fill()
+                    await self.reader.fill()
             if event is CLOSED:
                 return
             assert type(event) is RequestHead
@@ -270,16 +236,37 @@ class HTTP1Connection:
         )
         self._request = request
         self._handler_running = True
-        self._wake_watcher()
+        self.reader.wake_watcher()
         if self._peer_gone and self.config.cancel_on_disconnect:
             self._scope.cancel()
         try:
             response = await self.state.app.handle(request)
             if response.body_stream is None:
                 self._handler_running = False
-            await self._send_response(head, response)
+            if type(response) is WebSocketAccept and response.status == 101:
+                await self._switch_to_websocket(response)
+            else:
+                await self._send_response(head, response)
         finally:
             self._handler_running = False
+
+    # -- WebSocket ----------------------------------------------------------------------------
+    async def _switch_to_websocket(self, accept: WebSocketAccept) -> None:
+        """Send the 101 and serve the WebSocket session until it ends."""
+        from .websocket import ServerSession  # wsproto: imported only once it is needed
+
+        if self.state.shutting_down:
+            raise ProtocolError(503, "the server is shutting down")
+        data = self.adapter.send_switch([*accept.headers, (b"date", http_date())])
+        self._response_started = True
+        self.phase = Phase.SEND
+        await self._send_with_deadline(data)
+        self._scope.deadline = math.inf
+        self.phase = Phase.WEBSOCKET
+        session = self._websocket = ServerSession(
+            self.stream, self.reader.receive_raw, self.config, accept.extensions
+        )
+        await session.serve(accept.run, accept.subprotocol)
 
     # -- request body -------------------------------------------------------------------------
     async def _receive_body(self) -> bytes:
@@ -322,7 +309,7 @@ class HTTP1Connection:
         self._scope.deadline = trio.current_time() + self.config.body_timeout
         try:
             while (event := self.adapter.next_event()) is NEED_DATA:
-                await self._fill()
+                await self.reader.fill()
         finally:
             # Also when the handler's own deadline cancels the wait; but when the connection
             # itself was cancelled (body timeout, disconnect), the phase says what to answer.

@@ -19,6 +19,7 @@ import trio
 from .._dispatch import App
 from .._errors import ConfigurationError
 from .._routing.router import Router
+from .._websocket.accept import WebSocketPolicy
 from .address import parse_address
 from .config import ServerConfig
 from .connection import HTTP1Connection
@@ -57,7 +58,13 @@ class Server:
     def _prepare(self) -> ServingState:
         if self._state is None:
             _refuse_unbuilt_features(self.config)
-            app = App(self.router, max_body_size=self.config.max_body_size)
+            config = self.config
+            websocket = WebSocketPolicy(
+                allowed_origins=config.websocket_allowed_origins,
+                compression=config.websocket_compression,
+                max_message_size=config.websocket_max_message_size,
+            )
+            app = App(self.router, max_body_size=config.max_body_size, websocket=websocket)
             self._state = ServingState.create(app, self.config)
         return self._state
 

@@ -1,0 +1,102 @@
+"""``StreamReader``: the one reader of a connection's stream.
+
+trio allows one task in ``receive_some`` at a time, and two tasks want to read an HTTP/1.1
+connection: the request loop (heads and bodies) and, while a handler runs, a watcher that
+reads ahead so a client that goes away is noticed at once. Every read goes through here;
+whoever needs bytes while the other task is reading waits for that read instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import trio
+
+from .._protocol.http1 import HTTP1Adapter
+
+__all__ = ["HIGH_WATER", "RECEIVE_SIZE", "StreamReader"]
+
+RECEIVE_SIZE = 64 * 1024
+HIGH_WATER = 256 * 1024  # the watcher stops reading ahead past this many unparsed bytes
+
+
+class StreamReader:
+    """Feeds ``adapter`` from ``stream``. ``on_eof`` runs when the peer closes its side;
+    ``read_ahead`` says whether the watcher should keep reading (a handler is running)."""
+
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        adapter: HTTP1Adapter,
+        on_eof: Callable[[], None],
+        read_ahead: Callable[[], bool],
+    ) -> None:
+        self.stream = stream
+        self.adapter = adapter
+        self._on_eof = on_eof
+        self._read_ahead = read_ahead
+        self._lot = trio.lowlevel.ParkingLot()  # tasks waiting for the current read
+        self._watcher: trio.lowlevel.Task | None = None  # set while the watcher sleeps
+        self._reading = False  # a task is inside receive_some
+
+    async def read_once(self) -> None:
+        """Read once into the adapter (``b""`` on end of stream or a broken stream)."""
+        self._reading = True
+        try:
+            data = await self.stream.receive_some(RECEIVE_SIZE)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            data = b""
+        finally:
+            self._reading = False
+        self.adapter.receive_data(data)
+        if self._lot:
+            self._lot.unpark_all()
+        if not data:
+            self._on_eof()
+
+    async def fill(self) -> None:
+        """Get more bytes into the adapter: read them, or wait for the watcher's read."""
+        if self._reading:
+            await self._lot.park()
+        else:
+            await self.read_once()
+
+    def wake_watcher(self) -> None:
+        """Let the watcher read ahead (call when a handler starts)."""
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            trio.lowlevel.reschedule(watcher)
+
+    async def watch(self) -> None:
+        """The watcher task: sleeps until woken, then reads while ``read_ahead()`` holds, the
+        stream is open and fewer than ``HIGH_WATER`` bytes wait unparsed."""
+        adapter = self.adapter
+
+        def abort(_: Any) -> trio.lowlevel.Abort:
+            self._watcher = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        while True:
+            self._watcher = trio.lowlevel.current_task()
+            await trio.lowlevel.wait_task_rescheduled(abort)
+            while (
+                self._read_ahead()
+                and not self._reading
+                and not adapter.eof
+                and adapter.buffered < HIGH_WATER
+            ):
+                await self.read_once()
+
+    async def receive_raw(self) -> bytes:
+        """After a protocol switch: the next received bytes, taken out of the adapter, ``b""``
+        at the end of the stream. Waits for a read the watcher already started."""
+        adapter = self.adapter
+        if self._reading:
+            await self._lot.park()
+        if adapter.buffered or adapter.eof:
+            return adapter.take_buffered()
+        try:
+            return bytes(await self.stream.receive_some(RECEIVE_SIZE))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return b""

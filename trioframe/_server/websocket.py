@@ -1,0 +1,305 @@
+"""The server side of one WebSocket connection: wsproto's frame state machine driven over the
+connection's stream, the handler, keep-alive pings and the closing handshake.
+
+It runs in the task and cancel scope of the HTTP/1.1 connection that switched protocols, in a
+nursery of its own::
+
+    ServerSession.serve
+    ├── reader      bytes → wsproto → messages into a bounded queue; pongs, Close replies
+    ├── keepalive   a ping every websocket_ping_interval; no pong in time → drop
+    └── (serve itself) the handler, then the closing handshake
+
+Every write goes through one lock (wsproto's output, compressed output in particular, must
+reach the wire in the order it was produced) and is bounded by ``send_timeout``. When the
+connection is over (close handshake done, peer gone, protocol error, dead peer) the queue is
+closed and the final ``Message.Close`` waits behind whatever the handler has not read yet.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from typing import Any
+
+import trio
+from wsproto.connection import Connection, ConnectionState, ConnectionType
+from wsproto.events import (
+    BytesMessage,
+    CloseConnection,
+    Event,
+    Ping,
+    Pong,
+    TextMessage,
+)
+from wsproto.utilities import LocalProtocolError
+
+from .._websocket.connection import WebSocketClosed, WebSocketConnection
+from .._websocket.messages import Binary, Close, Message, Text
+from .._websocket.messages import Ping as PingMessage
+from .._websocket.messages import Pong as PongMessage
+from .config import ServerConfig
+
+__all__ = ["RECEIVE_QUEUE", "ServerSession"]
+
+log = logging.getLogger("trioframe")
+
+#: Messages the server holds for a handler that does not read; then it stops reading the
+#: socket, and TCP flow control slows the peer down.
+RECEIVE_QUEUE = 16
+_KEEPALIVE_PAYLOAD = b"trioframe"
+_GOING_AWAY = (1001, "server shutting down")
+
+
+class ServerSession:
+    """One WebSocket connection after the 101. ``receive`` reads the connection's bytes
+    (``b""`` at end of stream); ``stream`` is written to directly. ``serve(run)`` returns once
+    the handler has finished and the connection is closed or given up on."""
+
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        receive: Callable[[], Awaitable[bytes]],
+        config: ServerConfig,
+        extensions: list[Any],
+    ) -> None:
+        self._stream = stream
+        self._receive_bytes = receive
+        self._config = config
+        self._ws = Connection(ConnectionType.SERVER, extensions)
+        self._send_lock = trio.StrictFIFOLock()
+        self._inbox_writer, self._inbox = trio.open_memory_channel[Message](RECEIVE_QUEUE)
+        self._final: Close | None = None  # delivered once the queue is drained
+        self._ended = trio.Event()
+        self._end_code = 1006
+        self._end_reason = ""
+        self._fragments: list[Any] = []
+        self._fragment_size = 0
+        self._pong = trio.Event()
+        self._delivering = False  # the reader waits for the handler to make room
+        self._discard = False  # the handler has finished: drop what still arrives
+        self._nursery: trio.Nursery | None = None
+        self._handler_scope = trio.CancelScope()
+
+    # -- lifetime ------------------------------------------------------------------------------
+    async def serve(
+        self, run: Callable[[WebSocketConnection], Awaitable[Any]], subprotocol: str | None
+    ) -> None:
+        """Run the handler on this connection, then close (1000 when it returned, 1011 when it
+        raised) and wait up to ``websocket_close_timeout`` for the peer's Close."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            nursery.start_soon(self._read_loop)
+            nursery.start_soon(self._keepalive)
+            code, reason = await self._run_handler(run, WebSocketConnection(self, subprotocol))
+            self._discard = True
+            await self._close_quietly(code, reason)
+            with trio.move_on_after(self._config.websocket_close_timeout):
+                await self._ended.wait()
+            nursery.cancel_scope.cancel()
+
+    async def _run_handler(
+        self, run: Callable[[WebSocketConnection], Awaitable[Any]], ws: WebSocketConnection
+    ) -> tuple[int, str]:
+        with self._handler_scope:
+            try:
+                await run(ws)
+            except WebSocketClosed:
+                pass  # the connection ended under the handler: nothing left to report
+            except Exception:
+                log.exception("WebSocket handler failed")
+                return (1011, "internal error")
+        return (1000, "")
+
+    def begin_shutdown(self) -> None:
+        """Graceful shutdown: close with 1001. The handler sees the peer's reply as
+        ``Message.Close`` and then ``None``; sends fail with ``WebSocketClosed``."""
+        if self._nursery is not None and self._ws.state is ConnectionState.OPEN:
+            self._nursery.start_soon(self._close_quietly, *_GOING_AWAY)
+
+    async def _close_quietly(self, code: int, reason: str) -> None:
+        with suppress(WebSocketClosed):  # the write failed: the connection has ended already
+            await self.close(code, reason)
+
+    def _end(self, code: int, reason: str, final: Close) -> None:
+        """The connection is over: no more bytes either way. The handler drains its queue,
+        gets ``final``, then ``None``; with ``cancel_on_disconnect`` a handler still running
+        ``websocket_close_timeout`` later is cancelled."""
+        if self._ended.is_set():
+            return
+        self._end_code, self._end_reason = code, reason
+        self._final = final
+        self._inbox_writer.close()
+        self._ended.set()
+        if self._config.cancel_on_disconnect and self._nursery is not None:
+            self._nursery.start_soon(self._cancel_lingering_handler)
+
+    async def _cancel_lingering_handler(self) -> None:
+        await trio.sleep(self._config.websocket_close_timeout)
+        self._handler_scope.cancel()
+
+    async def _abort(self, code: int, reason: str, final: Close) -> None:
+        """End now and tear the TCP connection down (wsproto would leave it open)."""
+        self._end(code, reason, final)
+        await trio.aclose_forcefully(self._stream)
+
+    # -- the handler's side ---------------------------------------------------------------------
+    async def receive(self) -> Message | None:
+        """The next message; the final ``Close`` once; then ``None``."""
+        try:
+            return await self._inbox.receive()
+        except trio.EndOfChannel:
+            final, self._final = self._final, None
+            return final
+
+    async def send_message(self, data: str | bytes) -> None:
+        """Send a text (``str``) or binary message; ``WebSocketClosed`` once closing."""
+        event = TextMessage(data=data) if isinstance(data, str) else BytesMessage(data=data)
+        await self._send_event(event, raise_closed=True)
+
+    async def send_ping(self, data: bytes) -> None:
+        """Send a ping; ``WebSocketClosed`` once closing."""
+        await self._send_event(Ping(payload=data), raise_closed=True)
+
+    async def close(self, code: int, reason: str) -> None:
+        """Send Close unless the connection is already closing (then nothing happens)."""
+        if self._ws.state is ConnectionState.OPEN:
+            await self._send_event(CloseConnection(code=code, reason=reason))
+
+    # -- writing --------------------------------------------------------------------------------
+    async def _send_event(self, event: Event, *, raise_closed: bool = False) -> None:
+        async with self._send_lock:
+            if self._ended.is_set():
+                data = None
+            else:
+                try:
+                    data = self._ws.send(event)
+                except LocalProtocolError:  # closing: wsproto accepts no more messages
+                    data = None
+            if data is None:
+                if raise_closed:
+                    raise WebSocketClosed(self._end_code, self._end_reason)
+                return
+            await self._write(data)
+
+    async def _write(self, data: bytes) -> None:
+        """Write under the send lock. A peer that does not take the bytes within
+        ``send_timeout`` or a broken socket ends the connection (1006)."""
+        with trio.move_on_after(self._config.send_timeout) as timeout:
+            try:
+                await self._stream.send_all(data)
+                return
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+        reason = "send timed out" if timeout.cancelled_caught else "connection lost"
+        await self._abort(1006, reason, Close(1006, ""))
+        raise WebSocketClosed(1006, reason)
+
+    # -- reading --------------------------------------------------------------------------------
+    async def _read_loop(self) -> None:
+        ws = self._ws
+        while not self._ended.is_set():
+            data = await self._receive_bytes()
+            if not data:  # the peer went away without a Close
+                self._end(1006, "", Close(1006, ""))
+                return
+            ws.receive_data(data)
+            try:
+                await self._process(list(ws.events()))
+            except (WebSocketClosed, trio.ClosedResourceError):
+                return  # a write failed, or the queue was closed: the connection has ended
+
+    async def _process(self, events: list[Event]) -> None:
+        ping: Ping | None = None
+        for event in events:
+            if type(event) is TextMessage or type(event) is BytesMessage:
+                if not await self._add_fragment(event):
+                    return
+            elif type(event) is Ping:
+                ping = event  # under a flood, one pong answers the latest ping of a read
+                self._offer(PingMessage(bytes(event.payload)))
+            elif type(event) is Pong:
+                self._pong.set()
+                self._offer(PongMessage(bytes(event.payload)))
+            elif type(event) is CloseConnection:
+                await self._on_close(event)
+                return
+        if ping is not None and self._ws.state is ConnectionState.OPEN:
+            await self._send_event(ping.response())
+
+    async def _add_fragment(self, event: TextMessage | BytesMessage) -> bool:
+        data = event.data
+        size = len(data)
+        limit = self._config.websocket_max_message_size
+        if isinstance(data, str) and self._fragment_size + 4 * size > limit:
+            size = len(data.encode())  # exact UTF-8 size only when it could matter
+        self._fragment_size += size
+        if self._fragment_size > limit:
+            await self._fail(1009, f"message larger than {limit} bytes")
+            return False
+        self._fragments.append(data)
+        if event.message_finished and self._discard:
+            self._fragments, self._fragment_size = [], 0
+        elif event.message_finished:
+            parts, self._fragments, self._fragment_size = self._fragments, [], 0
+            if type(event) is TextMessage:
+                message: Message = Text(parts[0] if len(parts) == 1 else "".join(parts))
+            else:
+                message = Binary(bytes(parts[0]) if len(parts) == 1 else b"".join(parts))
+            self._delivering = True
+            try:
+                await self._inbox_writer.send(message)
+            finally:
+                self._delivering = False
+        return True
+
+    def _offer(self, message: Message) -> None:
+        """Deliver a control message if the queue has room (they are never worth blocking
+        the reader for)."""
+        with suppress(trio.WouldBlock, trio.ClosedResourceError):
+            self._inbox_writer.send_nowait(message)
+
+    async def _on_close(self, event: CloseConnection) -> None:
+        code, reason = int(event.code), event.reason or ""
+        state = self._ws.state
+        if state is ConnectionState.REMOTE_CLOSING:  # the peer started the closing handshake
+            await self._send_event(event.response())
+            self._end(code, reason, Close(code, reason))
+        elif state is ConnectionState.CLOSED:  # the peer's reply to our Close
+            self._end(code, reason, Close(code, reason))
+        else:  # wsproto reports a protocol error as a Close it "received" in OPEN state
+            await self._fail(code, reason)
+
+    async def _fail(self, code: int, reason: str) -> None:
+        """A protocol error or an oversized message: send Close with ``code`` (best effort),
+        then drop the TCP connection."""
+        if self._ws.state is ConnectionState.OPEN:
+            try:
+                with trio.move_on_after(self._config.websocket_close_timeout):
+                    short = reason.encode()[:120].decode(errors="ignore")
+                    await self._send_event(CloseConnection(code=code, reason=short))
+            except WebSocketClosed:
+                pass
+        await self._abort(code, reason, Close(code, reason))
+
+    # -- keep-alive -----------------------------------------------------------------------------
+    async def _keepalive(self) -> None:
+        """Ping every ``websocket_ping_interval``; a peer that does not answer within
+        ``websocket_ping_timeout`` is dropped (unless the reader is only waiting for the
+        handler to read, which is backpressure, not a dead peer)."""
+        config = self._config
+        while True:
+            await trio.sleep(config.websocket_ping_interval)
+            if self._ws.state is not ConnectionState.OPEN:
+                return
+            self._pong = trio.Event()
+            try:
+                await self._send_event(Ping(payload=_KEEPALIVE_PAYLOAD))
+            except WebSocketClosed:
+                return
+            with trio.move_on_after(config.websocket_ping_timeout):
+                await self._pong.wait()
+            if not self._pong.is_set() and not self._delivering:
+                log.info("WebSocket peer did not answer a ping in time: dropping it")
+                await self._abort(1006, "keepalive ping timeout", Close(1006, ""))
+                return
