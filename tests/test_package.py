@@ -29,7 +29,13 @@ def test_all_is_complete_and_importable() -> None:
     assert set(trioframe.__all__) - {"__version__"} == public
     for name in trioframe.__all__:
         assert getattr(trioframe, name) is not None
-    assert trioframe.testing.__all__ == ["TestClient"]
+    assert trioframe.testing.__all__ == [
+        "TestClient",
+        "TestHttpClient",
+        "WebSocketDisconnected",
+        "WebSocketRejected",
+        "WebSocketTestSession",
+    ]
 
 
 def _imports(path: pathlib.Path) -> set[str]:

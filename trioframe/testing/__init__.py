@@ -4,5 +4,15 @@ The only public module besides ``trioframe`` itself.
 """
 
 from ._client import TestClient as TestClient
+from ._client import TestHttpClient as TestHttpClient
+from ._websocket import WebSocketDisconnected as WebSocketDisconnected
+from ._websocket import WebSocketRejected as WebSocketRejected
+from ._websocket import WebSocketTestSession as WebSocketTestSession
 
-__all__ = ["TestClient"]
+__all__ = [
+    "TestClient",
+    "TestHttpClient",
+    "WebSocketDisconnected",
+    "WebSocketRejected",
+    "WebSocketTestSession",
+]

@@ -1,7 +1,10 @@
-"""``TestClient``: an httpx ``AsyncClient`` wired to an in-memory server."""
+"""``TestClient``, and ``TestHttpClient``: the httpx ``AsyncClient`` it gives, wired to an
+in-memory server, with ``websocket()`` beside httpx's HTTP methods."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
 
@@ -12,8 +15,45 @@ from .._routing.router import Router
 from .._server.config import ServerConfig
 from .._server.serve import Server
 from ._transport import MemoryTransport
+from ._websocket import WebSocketTestSession, open_session
 
-__all__ = ["TestClient"]
+__all__ = ["TestClient", "TestHttpClient"]
+
+
+class TestHttpClient(httpx.AsyncClient):
+    """What ``async with TestClient(router) as client`` gives: an ``httpx.AsyncClient`` whose
+    requests go to the app in memory, plus ``websocket()``."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, transport: MemoryTransport, *, base_url: str) -> None:
+        super().__init__(transport=transport, base_url=base_url)
+        self._memory = transport
+
+    @asynccontextmanager
+    async def websocket(
+        self,
+        url: str,
+        *,
+        subprotocols: Sequence[str] = (),
+        headers: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
+    ) -> AsyncIterator[WebSocketTestSession]:
+        """Open a WebSocket to ``url`` (relative to the base URL; a query string is kept)::
+
+            async with client.websocket("/ws", subprotocols=["chat"]) as ws:
+                assert await ws.receive_text() == "Welcome!"
+
+        The upgrade request carries the base URL's host, the client's headers and
+        ``headers``, and the cookies of ``client.cookies`` that match the URL. Entering
+        raises ``WebSocketRejected`` (its ``response`` an ``httpx.Response``) when the
+        server answers with anything but ``101``. Leaving closes the session (Close 1000,
+        then a bounded wait for the server's reply) and its in-memory connection; a
+        cancelled exit closes the connection at once.
+        """
+        request = self.build_request("GET", url, headers=headers)
+        session = await open_session(self._memory.connect, request, subprotocols)
+        async with session:
+            yield session
 
 
 class TestClient:
@@ -26,7 +66,8 @@ class TestClient:
     the real server connection code over ``trio.testing.memory_stream_pair()``, so limits,
     timeouts (use ``trio.testing.MockClock``) and error bodies behave as on a socket. The
     HTTP side is httpx's: ``get``, ``post``, ``request``, ``stream``, ``cookies`` and the rest
-    are those of ``httpx.AsyncClient``. Leaving cancels any connection still open.
+    are those of ``httpx.AsyncClient``; ``client.websocket(path)`` opens a WebSocket (see
+    ``TestHttpClient``). Leaving cancels any connection still open.
     """
 
     __test__ = False  # not a pytest test class
@@ -44,14 +85,14 @@ class TestClient:
         self._client_address = client
         self._nursery_manager: Any = None
         self._nursery: trio.Nursery | None = None
-        self._http: httpx.AsyncClient | None = None
+        self._http: TestHttpClient | None = None
 
-    async def __aenter__(self) -> httpx.AsyncClient:
+    async def __aenter__(self) -> TestHttpClient:
         self.server._prepare()
         self._nursery_manager = trio.open_nursery()
         nursery = self._nursery = await self._nursery_manager.__aenter__()
         transport = MemoryTransport(self.server, nursery, self._client_address)
-        self._http = httpx.AsyncClient(transport=transport, base_url=self._base_url)
+        self._http = TestHttpClient(transport, base_url=self._base_url)
         return self._http
 
     async def __aexit__(

@@ -1,5 +1,6 @@
 """An httpx transport that speaks HTTP/1.1 (through h11) over ``trio.testing`` memory
-streams to the server's own connection code. One in-memory connection per request."""
+streams to the server's own connection code. One in-memory connection per request; the
+WebSocket session (``_websocket``) opens its connection here too."""
 
 from __future__ import annotations
 
@@ -26,9 +27,16 @@ class MemoryTransport(httpx.AsyncBaseTransport):
         self._nursery = nursery
         self._client = client
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    def connect(self) -> trio.abc.Stream:
+        """Open a fresh in-memory connection and start serving its other end; returns the
+        client's end. Not a checkpoint. The caller closes the stream; leaving the test client
+        cancels the serving task."""
         client_stream, server_stream = trio.testing.memory_stream_pair()
         self._nursery.start_soon(self._server.handle_stream, server_stream, self._client)
+        return client_stream
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        client_stream = self.connect()
         connection = h11.Connection(h11.CLIENT)
         target = request.url.raw_path
         outgoing = connection.send(
