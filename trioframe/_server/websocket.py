@@ -7,10 +7,13 @@ nursery of its own::
     ServerSession.serve
     ├── reader      bytes → wsproto → messages into a bounded queue; pongs, Close replies
     ├── keepalive   a ping every websocket_ping_interval; no pong in time → drop
+    ├── watchdog    a write stuck for send_timeout → drop
     └── (serve itself) the handler, then the closing handshake
 
 Every write goes through one lock (wsproto's output, compressed output in particular, must
-reach the wire in the order it was produced) and is bounded by ``send_timeout``. When the
+reach the wire in the order it was produced) and is bounded by ``send_timeout``: rather than a
+cancel scope per write (measurably slow on the echo path), the writer records when it started
+and a watchdog task closes the stream under a write that has not finished in time. When the
 connection is over (close handshake done, peer gone, protocol error, dead peer) the queue is
 closed and the final ``Message.Close`` waits behind whatever the handler has not read yet.
 """
@@ -40,13 +43,16 @@ from .._websocket.messages import Ping as PingMessage
 from .._websocket.messages import Pong as PongMessage
 from .config import ServerConfig
 
-__all__ = ["RECEIVE_QUEUE", "ServerSession"]
+__all__ = ["PING_FLOOD", "RECEIVE_QUEUE", "ServerSession"]
 
 log = logging.getLogger("trioframe")
 
 #: Messages the server holds for a handler that does not read; then it stops reading the
 #: socket, and TCP flow control slows the peer down.
 RECEIVE_QUEUE = 16
+#: Up to this many pings in one read are each answered; beyond it, only the last one is
+#: (RFC 6455 section 5.5.3 allows answering only the most recent ping).
+PING_FLOOD = 16
 _KEEPALIVE_PAYLOAD = b"trioframe"
 _GOING_AWAY = (1001, "server shutting down")
 
@@ -68,6 +74,8 @@ class ServerSession:
         self._config = config
         self._ws = Connection(ConnectionType.SERVER, extensions)
         self._send_lock = trio.StrictFIFOLock()
+        self._writing_since: float | None = None  # when the write in progress began
+        self._writes = 0  # writes begun so far: tells the watchdog one write from the next
         self._inbox_writer, self._inbox = trio.open_memory_channel[Message](RECEIVE_QUEUE)
         self._final: Close | None = None  # delivered once the queue is drained
         self._ended = trio.Event()
@@ -91,6 +99,7 @@ class ServerSession:
             self._nursery = nursery
             nursery.start_soon(self._read_loop)
             nursery.start_soon(self._keepalive)
+            nursery.start_soon(self._send_watchdog)
             code, reason = await self._run_handler(run, WebSocketConnection(self, subprotocol))
             self._discard = True
             await self._close_quietly(code, reason)
@@ -167,33 +176,60 @@ class ServerSession:
             await self._send_event(CloseConnection(code=code, reason=reason))
 
     # -- writing --------------------------------------------------------------------------------
-    async def _send_event(self, event: Event, *, raise_closed: bool = False) -> None:
-        async with self._send_lock:
-            if self._ended.is_set():
-                data = None
-            else:
-                try:
-                    data = self._ws.send(event)
-                except LocalProtocolError:  # closing: wsproto accepts no more messages
-                    data = None
+    async def _send_event(self, *events: Event, raise_closed: bool = False) -> None:
+        """Serialize ``events`` and write them in one go, under the send lock."""
+        lock = self._send_lock
+        try:
+            lock.acquire_nowait()  # uncontended: no extra trip through the scheduler
+        except trio.WouldBlock:
+            await lock.acquire()
+        try:
+            data = None if self._ended.is_set() else self._serialize(events)
             if data is None:
                 if raise_closed:
                     raise WebSocketClosed(self._end_code, self._end_reason)
                 return
             await self._write(data)
+        finally:
+            lock.release()
+
+    def _serialize(self, events: tuple[Event, ...]) -> bytes | None:
+        try:
+            if len(events) == 1:
+                return self._ws.send(events[0])
+            return b"".join([self._ws.send(event) for event in events])
+        except LocalProtocolError:  # closing: wsproto accepts no more messages
+            return None
 
     async def _write(self, data: bytes) -> None:
         """Write under the send lock. A peer that does not take the bytes within
-        ``send_timeout`` or a broken socket ends the connection (1006)."""
-        with trio.move_on_after(self._config.send_timeout) as timeout:
-            try:
-                await self._stream.send_all(data)
+        ``send_timeout`` (see ``_send_watchdog``) or a broken socket ends the connection."""
+        self._writes += 1
+        self._writing_since = trio.current_time()
+        try:
+            await self._stream.send_all(data)
+            return
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        finally:
+            self._writing_since = None
+        await self._abort(1006, "connection lost", Close(1006, ""))
+        raise WebSocketClosed(self._end_code, self._end_reason)
+
+    async def _send_watchdog(self) -> None:
+        """Drop the connection (1006, "send timed out") under a write that has waited
+        ``send_timeout`` for the peer to read: the stuck ``send_all`` then fails."""
+        timeout = self._config.send_timeout
+        while True:
+            since, serial = self._writing_since, self._writes
+            if since is None:
+                await trio.sleep(timeout)
+                continue
+            await trio.sleep_until(since + timeout)
+            if self._writing_since is not None and self._writes == serial:
+                log.info("WebSocket peer did not read for %s s: dropping it", timeout)
+                await self._abort(1006, "send timed out", Close(1006, ""))
                 return
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass
-        reason = "send timed out" if timeout.cancelled_caught else "connection lost"
-        await self._abort(1006, reason, Close(1006, ""))
-        raise WebSocketClosed(1006, reason)
 
     # -- reading --------------------------------------------------------------------------------
     async def _read_loop(self) -> None:
@@ -210,13 +246,13 @@ class ServerSession:
                 return  # a write failed, or the queue was closed: the connection has ended
 
     async def _process(self, events: list[Event]) -> None:
-        ping: Ping | None = None
+        pings: list[Ping] = []
         for event in events:
             if type(event) is TextMessage or type(event) is BytesMessage:
                 if not await self._add_fragment(event):
                     return
             elif type(event) is Ping:
-                ping = event  # under a flood, one pong answers the latest ping of a read
+                pings.append(event)
                 self._offer(PingMessage(bytes(event.payload)))
             elif type(event) is Pong:
                 self._pong.set()
@@ -224,8 +260,9 @@ class ServerSession:
             elif type(event) is CloseConnection:
                 await self._on_close(event)
                 return
-        if ping is not None and self._ws.state is ConnectionState.OPEN:
-            await self._send_event(ping.response())
+        if pings and self._ws.state is ConnectionState.OPEN:
+            answered = pings if len(pings) <= PING_FLOOD else pings[-1:]
+            await self._send_event(*[ping.response() for ping in answered])
 
     async def _add_fragment(self, event: TextMessage | BytesMessage) -> bool:
         data = event.data
