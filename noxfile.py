@@ -8,7 +8,13 @@ import nox
 nox.options.sessions = ["tests", "lint", "typing"]
 nox.options.reuse_existing_virtualenvs = True
 
-TEST_DEPS = ["pytest>=8", "pytest-trio>=0.8", "httpx>=0.27"]
+TEST_DEPS = [
+    "pytest>=8",
+    "pytest-trio>=0.8",
+    "httpx>=0.27",
+    "trio-websocket>=0.11",
+    "websockets>=13",
+]
 LINT_DEPS = ["ruff>=0.6"]
 TYPING_DEPS = ["mypy>=1.11", *TEST_DEPS]
 AUTOBAHN_DEPS = ["kosoku>=0.1"]
