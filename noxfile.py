@@ -13,7 +13,7 @@ TEST_DEPS = [
     "pytest-trio>=0.8",
     "httpx>=0.27",
     "trio-websocket>=0.11",
-    "websockets>=13",
+    "websockets>=15",
 ]
 LINT_DEPS = ["ruff>=0.6"]
 TYPING_DEPS = ["mypy>=1.11", *TEST_DEPS]

@@ -66,13 +66,20 @@ class ServerConfig:
     http2: bool = False
     tls: ssl.SSLContext | tuple[str, str] | None = None
     max_concurrent_streams: int = attrs.field(default=100, validator=_positive)
+    #: Largest WebSocket message in bytes, all its fragments together (inflated) → close 1009.
     websocket_max_message_size: int = attrs.field(default=1 * MiB, validator=_positive)
+    #: Seconds between keep-alive pings on an open WebSocket.
     websocket_ping_interval: float = attrs.field(default=20.0, validator=_positive)
+    #: A peer that has not answered a keep-alive ping this long after it is dropped.
     websocket_ping_timeout: float = attrs.field(default=20.0, validator=_positive)
+    #: Longest wait for the peer's Close after the server's, and the grace a handler gets
+    #: (with ``cancel_on_disconnect``) after its connection has ended.
     websocket_close_timeout: float = attrs.field(default=10.0, validator=_positive)
+    #: Origins allowed to open a WebSocket (``None``: any; ``"*"`` in the list: any) → 403.
     websocket_allowed_origins: tuple[str, ...] | None = attrs.field(
         default=None, converter=_optional_strings
     )
+    #: Accept permessage-deflate offers (inflation is capped by the message size).
     websocket_compression: bool = False
     workers: int = attrs.field(default=1, validator=_positive)
     trusted_proxies: tuple[str, ...] = attrs.field(default=(), converter=_strings)
