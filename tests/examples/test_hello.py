@@ -31,6 +31,8 @@ async def test_hello_routes_in_memory() -> None:
 
 def _port_is_free(port: int) -> bool:
     with socket.socket() as probe:
+        # as the server binds: a connection on the port still in TIME_WAIT does not count
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:

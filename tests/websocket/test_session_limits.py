@@ -8,6 +8,7 @@ a socket gives: a write waits until the other side reads it."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
@@ -237,3 +238,34 @@ async def test_the_receive_queue_is_bounded() -> None:
         close = await client.next_event()
         assert isinstance(close, ev.CloseConnection)
         assert close.code == 1000
+
+
+# -- how a handler ends ----------------------------------------------------------------------
+@pytest.mark.parametrize("other_error", [False, True])
+async def test_websocket_closed_from_a_handlers_nursery_ends_quietly(
+    caplog: pytest.LogCaptureFixture, other_error: bool
+) -> None:
+    finished = trio.Event()
+
+    async def fails() -> None:
+        raise RuntimeError("a real bug")
+
+    async def late_sender(ws: WebSocketConnection) -> None:
+        try:
+            async for _ in ws:
+                pass
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(ws.send_text, "too late")  # raises WebSocketClosed
+                if other_error:
+                    nursery.start_soon(fails)
+        finally:
+            finished.set()
+
+    with caplog.at_level(logging.INFO, logger="trioframe"):
+        async with connected(late_sender) as client:
+            await client.send(ev.CloseConnection(code=1000))
+            assert isinstance(await client.next_event(), ev.CloseConnection)
+            await finished.wait()
+            await trio.testing.wait_all_tasks_blocked()
+    failures = [r for r in caplog.records if r.getMessage() == "WebSocket handler failed"]
+    assert len(failures) == (1 if other_error else 0)

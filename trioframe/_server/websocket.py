@@ -102,7 +102,7 @@ class ServerSession:
             nursery.start_soon(self._send_watchdog)
             code, reason = await self._run_handler(run, WebSocketConnection(self, subprotocol))
             self._discard = True
-            await self._close_quietly(code, reason)
+            await self.close(code, reason)
             with trio.move_on_after(self._config.websocket_close_timeout):
                 await self._ended.wait()
             nursery.cancel_scope.cancel()
@@ -115,20 +115,17 @@ class ServerSession:
                 await run(ws)
             except WebSocketClosed:
                 pass  # the connection ended under the handler: nothing left to report
-            except Exception:
-                log.exception("WebSocket handler failed")
-                return (1011, "internal error")
+            except Exception as error:
+                if not _only_closed(error):
+                    log.exception("WebSocket handler failed")
+                    return (1011, "internal error")
         return (1000, "")
 
     def begin_shutdown(self) -> None:
         """Graceful shutdown: close with 1001. The handler sees the peer's reply as
         ``Message.Close`` and then ``None``; sends fail with ``WebSocketClosed``."""
         if self._nursery is not None and self._ws.state is ConnectionState.OPEN:
-            self._nursery.start_soon(self._close_quietly, *_GOING_AWAY)
-
-    async def _close_quietly(self, code: int, reason: str) -> None:
-        with suppress(WebSocketClosed):  # the write failed: the connection has ended already
-            await self.close(code, reason)
+            self._nursery.start_soon(self.close, *_GOING_AWAY)
 
     def _end(self, code: int, reason: str, final: Close) -> None:
         """The connection is over: no more bytes either way. The handler drains its queue,
@@ -171,9 +168,11 @@ class ServerSession:
         await self._send_event(Ping(payload=data), raise_closed=True)
 
     async def close(self, code: int, reason: str) -> None:
-        """Send Close unless the connection is already closing (then nothing happens)."""
+        """Send Close unless the connection is already closing or gone (then nothing
+        happens, a write that fails included)."""
         if self._ws.state is ConnectionState.OPEN:
-            await self._send_event(CloseConnection(code=code, reason=reason))
+            with suppress(WebSocketClosed):
+                await self._send_event(CloseConnection(code=code, reason=reason))
 
     # -- writing --------------------------------------------------------------------------------
     async def _send_event(self, *events: Event, raise_closed: bool = False) -> None:
@@ -283,11 +282,14 @@ class ServerSession:
                 message: Message = Text(parts[0] if len(parts) == 1 else "".join(parts))
             else:
                 message = Binary(bytes(parts[0]) if len(parts) == 1 else b"".join(parts))
-            self._delivering = True
-            try:
-                await self._inbox_writer.send(message)
-            finally:
-                self._delivering = False
+            try:  # room in the queue: no trip through the scheduler (receive_some yields)
+                self._inbox_writer.send_nowait(message)
+            except trio.WouldBlock:
+                self._delivering = True
+                try:
+                    await self._inbox_writer.send(message)
+                finally:
+                    self._delivering = False
         return True
 
     def _offer(self, message: Message) -> None:
@@ -340,3 +342,9 @@ class ServerSession:
                 log.info("WebSocket peer did not answer a ping in time: dropping it")
                 await self._abort(1006, "keepalive ping timeout", Close(1006, ""))
                 return
+
+
+def _only_closed(error: Exception) -> bool:
+    """An exception group (from a nursery in the handler) holding nothing but
+    ``WebSocketClosed``: the connection ended under the handler's tasks, not a bug."""
+    return isinstance(error, ExceptionGroup) and error.split(WebSocketClosed)[1] is None
