@@ -6,9 +6,6 @@ from __future__ import annotations
 import pathlib
 import runpy
 import signal
-import socket
-import subprocess
-import sys
 
 import pytest
 import trio
@@ -18,6 +15,7 @@ from trioframe import Message, Router
 from trioframe.testing import TestClient
 
 from ..loopback._support import serving
+from ._script import start_example
 
 EXAMPLE = pathlib.Path(__file__).parents[2] / "examples" / "websocket_echo.py"
 WELCOME = "Welcome! Every text message you send comes back as 'Echo: ...'."
@@ -84,57 +82,10 @@ async def test_echo_over_loopback_with_trio_websocket() -> None:
                 assert await ws.get_message() == "Echo: still here"
 
 
-# The example runs as ``python examples/<name>.py`` would run it, ``__main__`` block and all,
-# except that the address it asks for, 127.0.0.1:3000, is checked and swapped for a free port.
-# Port 3000 itself is left alone: a WebSocket server closes its side of a connection first,
-# so the connections would linger in TIME_WAIT on port 3000 and make test_hello's probe of
-# that port skip its test for a minute.
-LAUNCHER = """
-import runpy, sys, trioframe
-real_server = trioframe.Server
-def server(router, addr, *args, **kwargs):
-    assert addr == "127.0.0.1:3000", addr
-    return real_server(router, ("127.0.0.1", int(sys.argv[2])), *args, **kwargs)
-trioframe.Server = server
-runpy.run_path(sys.argv[1], run_name="__main__")
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
-async def _start_example() -> tuple[trio.Process, int]:
-    """Start the example as a script; return once it accepts connections."""
-    port = _free_port()
-    process = await trio.lowlevel.open_process(
-        [sys.executable, "-c", LAUNCHER, str(EXAMPLE), str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        while True:
-            assert process.poll() is None, "the example exited early"
-            try:
-                stream = await trio.open_tcp_stream("127.0.0.1", port)
-            except OSError:
-                await trio.sleep(0.05)
-                continue
-            await stream.aclose()
-            return process, port
-    except BaseException:
-        process.kill()
-        await process.wait()
-        raise
-
-
 @pytest.mark.loopback
 async def test_script_serves_and_sigint_closes_sockets_with_1001() -> None:
     with trio.fail_after(15):
-        process, port = await _start_example()
+        process, port = await start_example(EXAMPLE)
         try:
             async with trio_websocket.open_websocket_url(f"ws://127.0.0.1:{port}/ws") as ws:
                 assert await ws.get_message() == WELCOME
