@@ -82,7 +82,8 @@ class ServerSession:
         self._end_code = 1006
         self._end_reason = ""
         self._fragments: list[Any] = []
-        self._fragment_size = 0
+        self._fragment_size = 0  # the message so far, in bytes (see _text_size)
+        self._text_measured = False
         self._pong = trio.Event()
         self._delivering = False  # the reader waits for the handler to make room
         self._discard = False  # the handler has finished: drop what still arrives
@@ -100,12 +101,17 @@ class ServerSession:
             nursery.start_soon(self._read_loop)
             nursery.start_soon(self._keepalive)
             nursery.start_soon(self._send_watchdog)
-            code, reason = await self._run_handler(run, WebSocketConnection(self, subprotocol))
-            self._discard = True
-            await self.close(code, reason)
-            with trio.move_on_after(self._config.websocket_close_timeout):
-                await self._ended.wait()
-            nursery.cancel_scope.cancel()
+            try:
+                code, reason = await self._run_handler(run, WebSocketConnection(self, subprotocol))
+                self._discard = True
+                await self.close(code, reason)
+                with trio.move_on_after(self._config.websocket_close_timeout):
+                    await self._ended.wait()
+                nursery.cancel_scope.cancel()
+            finally:
+                # From here the nursery may close at any moment: a shutdown or a disconnect
+                # that comes now has no handler left to tell, so nothing is started for it.
+                self._nursery = None
 
     async def _run_handler(
         self, run: Callable[[WebSocketConnection], Awaitable[Any]], ws: WebSocketConnection
@@ -265,19 +271,18 @@ class ServerSession:
 
     async def _add_fragment(self, event: TextMessage | BytesMessage) -> bool:
         data = event.data
-        size = len(data)
         limit = self._config.websocket_max_message_size
-        if isinstance(data, str) and self._fragment_size + 4 * size > limit:
-            size = len(data.encode())  # exact UTF-8 size only when it could matter
+        size = self._text_size(data) if isinstance(data, str) else len(data)
         self._fragment_size += size
         if self._fragment_size > limit:
             await self._fail(1009, f"message larger than {limit} bytes")
             return False
         self._fragments.append(data)
-        if event.message_finished and self._discard:
-            self._fragments, self._fragment_size = [], 0
-        elif event.message_finished:
-            parts, self._fragments, self._fragment_size = self._fragments, [], 0
+        if not event.message_finished:
+            return True
+        parts, self._fragments, self._fragment_size = self._fragments, [], 0
+        self._text_measured = False
+        if not self._discard:
             if type(event) is TextMessage:
                 message: Message = Text(parts[0] if len(parts) == 1 else "".join(parts))
             else:
@@ -291,6 +296,18 @@ class ServerSession:
                 finally:
                     self._delivering = False
         return True
+
+    def _text_size(self, text: str) -> int:
+        """What ``text`` adds to ``_fragment_size``. Encoding every piece only to measure it
+        would cost a copy, so while even the worst case (4 UTF-8 bytes per character) keeps
+        the message under the limit, that worst case is counted. Once it would not, the
+        pieces so far are measured, and every later piece of the message too."""
+        if not self._text_measured:
+            if self._fragment_size + 4 * len(text) <= self._config.websocket_max_message_size:
+                return 4 * len(text)
+            self._text_measured = True
+            self._fragment_size = sum(len(piece.encode()) for piece in self._fragments)
+        return len(text.encode())
 
     def _offer(self, message: Message) -> None:
         """Deliver a control message if the queue has room (they are never worth blocking
