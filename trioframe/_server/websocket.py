@@ -254,8 +254,16 @@ class ServerSession:
         pings: list[Ping] = []
         for event in events:
             if type(event) is TextMessage or type(event) is BytesMessage:
-                if not await self._add_fragment(event):
+                try:
+                    message = self._assemble(event)
+                except _TooLarge as error:
+                    await self._fail(1009, str(error))
                     return
+                if message is not None and not self._discard:
+                    try:  # room in the queue: no trip through the scheduler
+                        self._inbox_writer.send_nowait(message)
+                    except trio.WouldBlock:
+                        await self._deliver(message)
             elif type(event) is Ping:
                 pings.append(event)
                 self._offer(PingMessage(bytes(event.payload)))
@@ -269,33 +277,31 @@ class ServerSession:
             answered = pings if len(pings) <= PING_FLOOD else pings[-1:]
             await self._send_event(*[ping.response() for ping in answered])
 
-    async def _add_fragment(self, event: TextMessage | BytesMessage) -> bool:
+    def _assemble(self, event: TextMessage | BytesMessage) -> Message | None:
+        """Add a piece of a data message; the whole message once its last piece is in.
+        Raises ``_TooLarge`` when the message so far is over the limit."""
         data = event.data
-        limit = self._config.websocket_max_message_size
-        size = self._text_size(data) if isinstance(data, str) else len(data)
+        size = self._text_size(data) if isinstance(data, str) else len(data)  # (may re-measure)
         self._fragment_size += size
-        if self._fragment_size > limit:
-            await self._fail(1009, f"message larger than {limit} bytes")
-            return False
+        if self._fragment_size > self._config.websocket_max_message_size:
+            raise _TooLarge(f"message larger than {self._config.websocket_max_message_size} bytes")
         self._fragments.append(data)
         if not event.message_finished:
-            return True
+            return None
         parts, self._fragments, self._fragment_size = self._fragments, [], 0
         self._text_measured = False
-        if not self._discard:
-            if type(event) is TextMessage:
-                message: Message = Text(parts[0] if len(parts) == 1 else "".join(parts))
-            else:
-                message = Binary(bytes(parts[0]) if len(parts) == 1 else b"".join(parts))
-            try:  # room in the queue: no trip through the scheduler (receive_some yields)
-                self._inbox_writer.send_nowait(message)
-            except trio.WouldBlock:
-                self._delivering = True
-                try:
-                    await self._inbox_writer.send(message)
-                finally:
-                    self._delivering = False
-        return True
+        if type(event) is TextMessage:
+            return Text(parts[0] if len(parts) == 1 else "".join(parts))
+        return Binary(bytes(parts[0]) if len(parts) == 1 else b"".join(parts))
+
+    async def _deliver(self, message: Message) -> None:
+        """Wait for room in the full queue (the handler is behind): meanwhile nothing is read,
+        and TCP flow control slows the peer down."""
+        self._delivering = True
+        try:
+            await self._inbox_writer.send(message)
+        finally:
+            self._delivering = False
 
     def _text_size(self, text: str) -> int:
         """What ``text`` adds to ``_fragment_size``. Encoding every piece only to measure it
@@ -359,6 +365,10 @@ class ServerSession:
                 log.info("WebSocket peer did not answer a ping in time: dropping it")
                 await self._abort(1006, "keepalive ping timeout", Close(1006, ""))
                 return
+
+
+class _TooLarge(Exception):
+    """A data message over ``websocket_max_message_size``: the connection fails with 1009."""
 
 
 def _only_closed(error: Exception) -> bool:
