@@ -89,6 +89,15 @@ class LoadResult:
     p99_us: int
     cpu_seconds: float  # the load generator's own CPU time over the measurement
     capped: bool = False
+    server_cpu_seconds: float | None = None  # the server's CPU time, where /proc tells it
+
+    @property
+    def server_us_per_round_trip(self) -> float | None:
+        """Server CPU per echo: steadier than the rate on a busy machine, since time the
+        server spends waiting for a core is not counted."""
+        if self.server_cpu_seconds is None or not self.round_trips:
+            return None
+        return self.server_cpu_seconds / self.round_trips * 1e6
 
     @property
     def rate(self) -> float:
@@ -363,6 +372,15 @@ def run_load(port: int, clients: int, seconds: float, args: argparse.Namespace) 
     raise ServerFailed(f"load generator exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
 
 
+def process_cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU time of process ``pid`` from ``/proc`` (``None`` elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start(server: ServerRun, log: Path, args: argparse.Namespace) -> None:
     ok, server.detail = probe(server.spec)
     if not ok:
@@ -406,11 +424,16 @@ def measure(servers: list[ServerRun], logs: Path, args: argparse.Namespace) -> N
                     f"[{server.spec.name}] {clients} client(s), round {round_no}/{args.rounds}",
                     flush=True,
                 )
+                assert server.proc is not None
+                cpu_before = process_cpu_seconds(server.proc.pid)
                 try:
                     result = run_load(server.port, clients, args.duration, args)
                 except (ServerFailed, subprocess.TimeoutExpired) as exc:
                     fail(server, exc, logs / f"{server.spec.name}.log")
                     continue
+                cpu_after = process_cpu_seconds(server.proc.pid)
+                if cpu_before is not None and cpu_after is not None:
+                    result.server_cpu_seconds = cpu_after - cpu_before
                 server.results.setdefault(clients, []).append(result)
                 if server.proc is not None and server.proc.poll() is not None:
                     fail(server, ServerFailed("died under load"), logs / f"{server.spec.name}.log")
@@ -418,6 +441,14 @@ def measure(servers: list[ServerRun], logs: Path, args: argparse.Namespace) -> N
 
 def mean_rate(results: list[LoadResult]) -> float:
     return sum(r.round_trips for r in results) / sum(r.seconds for r in results)
+
+
+def server_us(results: list[LoadResult]) -> float | None:
+    """Server CPU microseconds per round trip over all rounds (``None`` without ``/proc``)."""
+    if any(r.server_cpu_seconds is None for r in results):
+        return None
+    done = sum(r.round_trips for r in results)
+    return sum(r.server_cpu_seconds or 0.0 for r in results) / done * 1e6 if done else None
 
 
 def print_report(servers: list[ServerRun], args: argparse.Namespace) -> None:
@@ -435,7 +466,7 @@ def print_report(servers: list[ServerRun], args: argparse.Namespace) -> None:
         print(f"  {s.spec.name:<15} {s.status:<8} {s.spec.label}{stop}: {s.detail}")
     print(
         f"\n{'clients':<8} {'server':<15} {'round trips/s':>14} {'p50 ms':>7} {'p99 ms':>7}"
-        f" {'client CPU':>10}  rounds"
+        f" {'client CPU':>10} {'server µs/rt':>12}  rounds"
     )
     by_name = {s.spec.name: s for s in servers}
     for clients in args.clients:
@@ -446,18 +477,24 @@ def print_report(servers: list[ServerRun], args: argparse.Namespace) -> None:
             p50 = statistics.median(r.p50_us for r in results) / 1000
             p99 = max(r.p99_us for r in results) / 1000
             cpu = max(r.client_cpu for r in results)
+            us = server_us(results)
+            us_text = "-" if us is None else f"{us:.1f}"
             rounds = " ".join(f"{r.rate:,.0f}" for r in results)
             capped = " (message cap reached)" if any(r.capped for r in results) else ""
             label = str(clients) if i == 0 else ""
             print(
                 f"{label:<8} {s.spec.name:<15} {mean_rate(results):>14,.0f} {p50:>7.2f}"
-                f" {p99:>7.2f} {cpu:>10.0%}  {rounds}{capped}"
+                f" {p99:>7.2f} {cpu:>10.0%} {us_text:>12}  {rounds}{capped}"
             )
         ours = by_name.get("trioframe")
         theirs = by_name.get("trio-websocket")
         if ours and theirs and ours.results.get(clients) and theirs.results.get(clients):
             ratio = mean_rate(ours.results[clients]) / mean_rate(theirs.results[clients])
-            print(f"{'':<8} trioframe / trio-websocket: {ratio:.2f}")
+            line = f"{'':<8} trioframe / trio-websocket: {ratio:.2f} by rate"
+            our_us, their_us = server_us(ours.results[clients]), server_us(theirs.results[clients])
+            if our_us and their_us:  # as a speed: their CPU per round trip over ours
+                line += f", {their_us / our_us:.2f} by server CPU per round trip"
+            print(line)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
