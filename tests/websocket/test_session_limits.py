@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 
 import pytest
 import trio
@@ -127,6 +127,32 @@ async def test_a_peer_that_answers_pings_stays(autojump_clock: trio.testing.Mock
         assert isinstance(await client.next_event(), ev.CloseConnection)
 
 
+@pytest.mark.parametrize(("delay", "kept"), [(1.9, True), (2.1, False)])
+async def test_a_pong_counts_only_within_the_ping_timeout(
+    autojump_clock: trio.testing.MockClock, delay: float, kept: bool
+) -> None:
+    """A pong 0.1 s inside the 2 s timeout keeps the peer; 0.1 s past it is too late."""
+
+    async def idle(ws: WebSocketConnection) -> None:
+        async for _ in ws:
+            pass
+
+    config = ServerConfig().with_websocket_ping_interval(5).with_websocket_ping_timeout(2)
+    async with connected(idle, config) as client:
+        ping = await client.next_event()
+        assert isinstance(ping, ev.Ping)
+        assert trio.current_time() == pytest.approx(5)
+        await trio.sleep(delay)
+        with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await client.send(ping.response())
+        after = await client.next_event()
+        if kept:  # the next keep-alive ping comes, on time
+            assert isinstance(after, ev.Ping)
+            assert trio.current_time() == pytest.approx(10)
+        else:  # the connection was dropped at 5 + 2
+            assert after is None
+
+
 # -- closing ---------------------------------------------------------------------------------
 async def test_a_peer_that_ignores_the_close_is_dropped_after_the_close_timeout(
     autojump_clock: trio.testing.MockClock,
@@ -140,6 +166,35 @@ async def test_a_peer_that_ignores_the_close_is_dropped_after_the_close_timeout(
         events = await drain(client)
         assert trio.current_time() - start == pytest.approx(3)
     assert [type(event) for event in events] == [ev.TextMessage, ev.CloseConnection]
+
+
+@pytest.mark.parametrize(("delay", "clean"), [(2.9, True), (3.1, False)])
+async def test_a_close_reply_counts_only_within_the_close_timeout(
+    autojump_clock: trio.testing.MockClock, delay: float, clean: bool
+) -> None:
+    """The server's Close answered 0.1 s inside the 3 s close timeout ends the connection
+    then, cleanly; 0.1 s past it, the server has dropped the connection already at 3 s."""
+
+    async def leaves(ws: WebSocketConnection) -> None:
+        pass
+
+    config = ServerConfig().with_websocket_close_timeout(3)
+    dropped_after: list[float] = []
+    async with connected(leaves, config) as client:
+        close = await client.next_event()
+        assert isinstance(close, ev.CloseConnection)
+        start = trio.current_time()
+
+        async def watch_for_eof() -> None:
+            assert await client.next_event() is None
+            dropped_after.append(trio.current_time() - start)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch_for_eof)
+            await trio.sleep(delay)
+            with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await client.send(close.response())
+    assert dropped_after == [pytest.approx(delay if clean else 3)]
 
 
 @pytest.mark.parametrize("cancel", [True, False])
@@ -202,6 +257,34 @@ async def test_a_peer_that_stops_reading_hits_the_send_timeout(
         assert failures[0][2] - start == pytest.approx(8)
         with pytest.raises((trio.BrokenResourceError, trio.ClosedResourceError)):
             await client.send(ev.TextMessage(data="still there?"))
+
+
+@pytest.mark.parametrize(("delay", "delivered"), [(7.9, True), (8.1, False)])
+async def test_a_send_may_wait_up_to_the_send_timeout(
+    autojump_clock: trio.testing.MockClock, delay: float, delivered: bool
+) -> None:
+    """A peer that starts reading 0.1 s inside the 8 s send timeout gets the message; 0.1 s
+    past it, the send has failed and the connection is gone."""
+    outcome: list[str] = []
+
+    async def talker(ws: WebSocketConnection) -> None:
+        try:
+            await ws.send_text("x" * 1000)
+            outcome.append("sent")
+        except WebSocketClosed as closed:
+            outcome.append(closed.reason)
+
+    config = ServerConfig().with_send_timeout(8)
+    async with connected(talker, config, lockstep=True) as client:
+        await trio.sleep(delay)  # not reading
+        events = await drain(client)
+    kinds = [type(event) for event in events]
+    if delivered:  # the message, then the Close of a handler that returned
+        assert kinds == [ev.TextMessage, ev.CloseConnection]
+        assert outcome == ["sent"]
+    else:  # dropped without a Close (the frame was on its way: it may still arrive)
+        assert ev.CloseConnection not in kinds
+        assert outcome == ["send timed out"]
 
 
 # -- receiving -------------------------------------------------------------------------------

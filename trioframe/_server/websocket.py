@@ -350,10 +350,13 @@ class ServerSession:
         ``websocket_ping_timeout`` is dropped (unless the reader is only waiting for the
         handler to read, which is backpressure, not a dead peer)."""
         config = self._config
+        next_ping = trio.current_time() + config.websocket_ping_interval
         while True:
-            await trio.sleep(config.websocket_ping_interval)
+            await trio.sleep_until(next_ping)
             if self._ws.state is not ConnectionState.OPEN:
                 return
+            # Counted from this ping, not from its pong: one ping per interval.
+            next_ping = trio.current_time() + config.websocket_ping_interval
             self._pong = trio.Event()
             try:
                 await self._send_event(Ping(payload=_KEEPALIVE_PAYLOAD))
