@@ -86,6 +86,9 @@ class ServerSession:
         self._text_measured = False
         self._pong = trio.Event()
         self._delivering = False  # the reader waits for the handler to make room
+        self._queued = 0  # messages put in the queue so far
+        self._asked = 0  # calls of receive() so far: one more than _queued once caught up
+        self._caught_up: trio.Event | None = None  # set when the handler has caught up
         self._discard = False  # the handler has finished: drop what still arrives
         self._nursery: trio.Nursery | None = None
         self._handler_scope = trio.CancelScope()
@@ -104,6 +107,8 @@ class ServerSession:
             try:
                 code, reason = await self._run_handler(run, WebSocketConnection(self, subprotocol))
                 self._discard = True
+                if self._caught_up is not None:
+                    self._caught_up.set()
                 await self.close(code, reason)
                 with trio.move_on_after(self._config.websocket_close_timeout):
                     await self._ended.wait()
@@ -158,6 +163,9 @@ class ServerSession:
     # -- the handler's side ---------------------------------------------------------------------
     async def receive(self) -> Message | None:
         """The next message; the final ``Close`` once; then ``None``."""
+        self._asked += 1
+        if self._caught_up is not None and self._asked > self._queued:
+            self._caught_up.set()
         try:
             return await self._inbox.receive()
         except trio.EndOfChannel:
@@ -264,6 +272,7 @@ class ServerSession:
                         self._inbox_writer.send_nowait(message)
                     except trio.WouldBlock:
                         await self._deliver(message)
+                    self._queued += 1
             elif type(event) is Ping:
                 pings.append(event)
                 self._offer(PingMessage(bytes(event.payload)))
@@ -320,6 +329,7 @@ class ServerSession:
         the reader for)."""
         with suppress(trio.WouldBlock, trio.ClosedResourceError):
             self._inbox_writer.send_nowait(message)
+            self._queued += 1
 
     async def _on_close(self, event: CloseConnection) -> None:
         code, reason = int(event.code), event.reason or ""
@@ -334,7 +344,14 @@ class ServerSession:
 
     async def _fail(self, code: int, reason: str) -> None:
         """A protocol error or an oversized message: send Close with ``code`` (best effort),
-        then drop the TCP connection."""
+        then drop the TCP connection. Nothing more is read, but the handler first gets up to
+        ``websocket_close_timeout`` to take the messages that came before the bad frame and
+        ask for the next one, so that its replies to them go out before the Close."""
+        behind = self._queued and self._asked <= self._queued  # a message not yet answered
+        if behind and not self._discard:
+            self._caught_up = trio.Event()
+            with trio.move_on_after(self._config.websocket_close_timeout):
+                await self._caught_up.wait()
         if self._ws.state is ConnectionState.OPEN:
             try:
                 with trio.move_on_after(self._config.websocket_close_timeout):
