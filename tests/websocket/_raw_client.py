@@ -1,6 +1,7 @@
 """A WebSocket client written out by hand, for tests that must send what no library would:
 unmasked frames, reserved opcodes, invalid UTF-8, a deflate bomb, a message and a broken frame
-in one write. It speaks over any ``trio.abc.Stream``: a loopback socket or an in-memory pair."""
+in one write. It speaks over any ``trio.abc.Stream``: a loopback socket or an in-memory pair.
+``echo`` is the handler it is usually pointed at."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from contextlib import asynccontextmanager
 
 import attrs
 import trio
+
+from trioframe import Message, WebSocketConnection
 
 from ..loopback._support import Served
 
@@ -174,3 +177,15 @@ class WsClient:
         await self.send(frame(TEXT, text.encode()))
         echoed = await self.read_frame()
         assert echoed == Frame(True, False, TEXT, text.encode())
+
+
+async def echo(ws: WebSocketConnection) -> None:
+    """Text back as text, binary as binary; other messages ignored."""
+    async for message in ws:
+        match message:
+            case Message.Text(text):
+                await ws.send_text(text)
+            case Message.Binary(data):
+                await ws.send_bytes(data)
+            case _:
+                pass

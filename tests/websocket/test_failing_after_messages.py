@@ -23,7 +23,7 @@ from trioframe._server.websocket import RECEIVE_QUEUE
 from trioframe.testing import TestClient
 
 from ..loopback._support import serving
-from ._raw_client import BINARY, CLOSE, PING, TEXT, Frame, WsClient, frame
+from ._raw_client import BINARY, CLOSE, PING, TEXT, Frame, WsClient, echo, frame
 
 #: Every loopback test finishes well within this, and the close timeout is far past it: a
 #: Close seen in time was sent because the handler caught up, not because time ran out.
@@ -34,17 +34,6 @@ CONFIG = ServerConfig(
     websocket_close_timeout=60.0,
     websocket_max_message_size=LIMIT,
 )
-
-
-async def echo(ws: WebSocketConnection) -> None:
-    async for message in ws:
-        match message:
-            case Message.Text(text):
-                await ws.send_text(text)
-            case Message.Binary(data):
-                await ws.send_bytes(data)
-            case _:
-                pass
 
 
 BAD_FRAMES = [

@@ -17,7 +17,7 @@ import attrs
 import pytest
 import trio
 
-from trioframe import Message, Router, ServerConfig, WebSocketConnection
+from trioframe import Router, ServerConfig
 from trioframe._server.websocket import PING_FLOOD
 
 from ..loopback._support import serving
@@ -31,6 +31,7 @@ from ._raw_client import (
     Frame,
     WsClient,
     deflate,
+    echo,
     frame,
 )
 
@@ -38,19 +39,6 @@ pytestmark = pytest.mark.loopback
 #: Every test finishes well within this; it is shorter than ``websocket_close_timeout`` below,
 #: so a TCP close seen in time is the server's doing, not the close timeout running out.
 DEADLINE = 5.0
-
-
-# -- the app -------------------------------------------------------------------------------------
-async def echo(ws: WebSocketConnection) -> None:
-    async for message in ws:
-        match message:
-            case Message.Text(text):
-                await ws.send_text(text)
-            case Message.Binary(data):
-                await ws.send_bytes(data)
-            case _:
-                pass
-
 
 ROUTER = Router().websocket("/echo", echo)
 #: No keep-alive pings to get in the way; a close timeout far past ``DEADLINE``.
