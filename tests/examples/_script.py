@@ -14,13 +14,21 @@ __all__ = ["start_example"]
 
 # The address the example asks for, 127.0.0.1:3000, is checked and swapped for a free port, so
 # the test neither depends on port 3000 being free nor leaves connections in TIME_WAIT there.
+# The server's "trioframe serving on" log line, written once it listens, is copied to stdout
+# as READY: the test waits for that line instead of retrying connections.
 LAUNCHER = """
-import runpy, sys, trioframe
+import logging, runpy, sys, trioframe
 real_server = trioframe.Server
 def server(router, addr, *args, **kwargs):
     assert addr == "127.0.0.1:3000", addr
     return real_server(router, ("127.0.0.1", int(sys.argv[2])), *args, **kwargs)
 trioframe.Server = server
+class Ready(logging.Handler):
+    def emit(self, record):
+        if record.getMessage().startswith("trioframe serving on"):
+            print("READY", flush=True)
+logging.getLogger("trioframe").addHandler(Ready())
+logging.getLogger("trioframe").setLevel(logging.INFO)
 runpy.run_path(sys.argv[1], run_name="__main__")
 """
 
@@ -33,23 +41,21 @@ def _free_port() -> int:
 
 
 async def start_example(example: pathlib.Path) -> tuple[trio.Process, int]:
-    """Start the example as a script; return once it accepts connections."""
+    """Start the example as a script; return once it listens (bound by the caller's deadline)."""
     port = _free_port()
     process = await trio.lowlevel.open_process(
         [sys.executable, "-c", LAUNCHER, str(example), str(port)],
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
     try:
-        while True:
-            assert process.poll() is None, "the example exited early"
-            try:
-                stream = await trio.open_tcp_stream("127.0.0.1", port)
-            except OSError:
-                await trio.sleep(0.05)
-                continue
-            await stream.aclose()
-            return process, port
+        assert process.stdout is not None
+        output = b""
+        while b"READY\n" not in output:
+            chunk = await process.stdout.receive_some()
+            assert chunk, f"the example exited before it listened: {output!r}"
+            output += chunk
+        return process, port
     except BaseException:
         process.kill()
         await process.wait()

@@ -10,7 +10,7 @@ import runpy
 import signal
 import socket
 import struct
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -41,20 +41,6 @@ async def chat_client() -> AsyncIterator[TestHttpClient]:
         yield client
 
 
-async def in_memory_rooms(client: TestHttpClient) -> Any:
-    return (await client.get("/rooms")).json()
-
-
-async def wait_for_rooms(rooms: Callable[[], Awaitable[Any]], expected: Any) -> None:
-    """Poll ``rooms()`` (what ``GET /rooms`` says) until it is ``expected``: the last member
-    of a room has nobody to tell that they left, and its handler finishes a little after the
-    client's side of the connection is gone."""
-    while True:
-        if await rooms() == expected:
-            return
-        await trio.sleep(0.01)
-
-
 def broadcasters() -> list[str]:
     """The names of the rooms' broadcaster tasks running below this test's task, sorted (the
     example names them ``broadcaster <room>``)."""
@@ -65,14 +51,6 @@ def broadcasters() -> list[str]:
             tasks += nursery.child_tasks
             names += [t.name for t in nursery.child_tasks if t.name.startswith("broadcaster ")]
     return sorted(names)
-
-
-async def wait_for_broadcasters(expected: list[str]) -> None:
-    """A broadcaster ends a moment after its room is deleted: it hands out what was queued."""
-    while True:
-        if broadcasters() == expected:
-            return
-        await trio.sleep(0.01)
 
 
 # -- in memory ---------------------------------------------------------------------------------
@@ -145,7 +123,8 @@ async def test_leaving_removes_the_member_and_the_last_one_out_deletes_the_room(
                 # The notice is said once bob is out of the room: no waiting needed.
                 assert await ada.receive_text() == "* bob left (1 here)"
                 assert (await client.get("/rooms")).json() == {"lobby": ["ada"]}
-            await wait_for_rooms(lambda: in_memory_rooms(client), {})
+            await trio.testing.wait_all_tasks_blocked()  # ada's handler has finished
+            assert (await client.get("/rooms")).json() == {}
             # A new member finds a fresh room, not a leftover one.
             async with client.websocket("/rooms/lobby?name=cy") as cy:
                 assert await cy.receive_text() == "* cy joined (1 here)"
@@ -161,7 +140,8 @@ async def test_the_broadcaster_of_an_emptied_room_ends_and_a_new_room_gets_a_new
                     assert await ada.receive_text() == "* ada joined (1 here)"
                     assert broadcasters() == ["broadcaster kitchen", "broadcaster lobby"]
                 # The lobby is empty: deleted, and its broadcaster ends. The kitchen's goes on.
-                await wait_for_broadcasters(["broadcaster kitchen"])
+                await trio.testing.wait_all_tasks_blocked()
+                assert broadcasters() == ["broadcaster kitchen"]
                 assert (await client.get("/rooms")).json() == {"kitchen": ["cy"]}
                 async with client.websocket("/rooms/kitchen?name=dee") as dee:
                     assert await dee.receive_text() == "* dee joined (2 here)"
@@ -172,7 +152,8 @@ async def test_the_broadcaster_of_an_emptied_room_ends_and_a_new_room_gets_a_new
                     async with client.websocket("/rooms/lobby?name=bob") as bob:
                         assert await bob.receive_text() == "* bob joined (1 here)"
                         assert broadcasters() == ["broadcaster kitchen", "broadcaster lobby"]
-            await wait_for_broadcasters([])
+            await trio.testing.wait_all_tasks_blocked()
+            assert broadcasters() == []
             assert (await client.get("/rooms")).json() == {}
 
 
@@ -389,8 +370,12 @@ async def test_loopback_rooms_broadcast_isolate_and_forget_members() -> None:
                 # Nothing of the lobby reached cy: a newcomer's notice is her next line.
                 async with trio_websocket.open_websocket_url(ws_url(served, "kitchen", "dee")):
                     assert await cy.get_message() == "* dee joined (2 here)"
-            await wait_for_rooms(lambda: rooms_over_http(served), {})
-            await wait_for_broadcasters([])
+            # The clients have finished their closing handshakes: the server has answered
+            # every Close, so what is left of its handlers (leaving the rooms) and of the
+            # broadcasters runs in this process without waiting for any I/O.
+            await trio.testing.wait_all_tasks_blocked()
+            assert broadcasters() == []
+            assert await rooms_over_http(served) == {}
 
 
 UPGRADE = (
