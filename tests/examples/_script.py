@@ -7,10 +7,12 @@ import pathlib
 import socket
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import trio
 
-__all__ = ["start_example"]
+__all__ = ["running_example"]
 
 # The address the example asks for, 127.0.0.1:3000, is checked and swapped for a free port, so
 # the test neither depends on port 3000 being free nor leaves connections in TIME_WAIT there.
@@ -40,8 +42,10 @@ def _free_port() -> int:
     return port
 
 
-async def start_example(example: pathlib.Path) -> tuple[trio.Process, int]:
-    """Start the example as a script; return once it listens (bound by the caller's deadline)."""
+@asynccontextmanager
+async def running_example(example: pathlib.Path) -> AsyncIterator[tuple[trio.Process, int]]:
+    """Start the example as a script and yield it and its port once it listens (bound by the
+    caller's deadline); kill it on the way out if it is still running."""
     port = _free_port()
     process = await trio.lowlevel.open_process(
         [sys.executable, "-c", LAUNCHER, str(example), str(port)],
@@ -55,8 +59,8 @@ async def start_example(example: pathlib.Path) -> tuple[trio.Process, int]:
             chunk = await process.stdout.receive_some()
             assert chunk, f"the example exited before it listened: {output!r}"
             output += chunk
-        return process, port
-    except BaseException:
-        process.kill()
-        await process.wait()
-        raise
+        yield process, port
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()

@@ -23,7 +23,7 @@ from trioframe import Message
 from trioframe.testing import TestClient, TestHttpClient, WebSocketRejected
 
 from ..loopback._support import RawConnection, Served, fetch, serving, simple_get
-from ._script import start_example
+from ._script import running_example
 
 EXAMPLE = pathlib.Path(__file__).parents[2] / "examples" / "chat.py"
 CHAT = runpy.run_path(str(EXAMPLE))
@@ -477,9 +477,8 @@ async def test_loopback_a_member_that_stops_reading_is_dropped_with_1008() -> No
 @pytest.mark.loopback
 async def test_script_serves_and_sigint_closes_members_with_1001() -> None:
     with trio.fail_after(15):
-        process, port = await start_example(EXAMPLE)
-        base = f"ws://127.0.0.1:{port}/rooms/lobby?name="
-        try:
+        async with running_example(EXAMPLE) as (process, port):
+            base = f"ws://127.0.0.1:{port}/rooms/lobby?name="
             async with (
                 trio_websocket.open_websocket_url(base + "ada") as ada,
                 trio_websocket.open_websocket_url(base + "bob") as bob,
@@ -497,7 +496,3 @@ async def test_script_serves_and_sigint_closes_members_with_1001() -> None:
                     assert closed.value.reason is not None
                     assert closed.value.reason.code == 1001
             assert await process.wait() == 0
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()

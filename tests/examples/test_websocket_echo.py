@@ -15,7 +15,7 @@ from trioframe import Message, Router
 from trioframe.testing import TestClient
 
 from ..loopback._support import serving
-from ._script import start_example
+from ._script import running_example
 
 EXAMPLE = pathlib.Path(__file__).parents[2] / "examples" / "websocket_echo.py"
 WELCOME = "Welcome! Every text message you send comes back as 'Echo: ...'."
@@ -85,8 +85,7 @@ async def test_echo_over_loopback_with_trio_websocket() -> None:
 @pytest.mark.loopback
 async def test_script_serves_and_sigint_closes_sockets_with_1001() -> None:
     with trio.fail_after(15):
-        process, port = await start_example(EXAMPLE)
-        try:
+        async with running_example(EXAMPLE) as (process, port):
             async with trio_websocket.open_websocket_url(f"ws://127.0.0.1:{port}/ws") as ws:
                 assert await ws.get_message() == WELCOME
                 await ws.send_message("ping")
@@ -97,7 +96,3 @@ async def test_script_serves_and_sigint_closes_sockets_with_1001() -> None:
                 assert closed.value.reason is not None
                 assert closed.value.reason.code == 1001  # graceful shutdown: "going away"
             assert await process.wait() == 0
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
