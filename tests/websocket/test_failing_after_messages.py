@@ -163,3 +163,20 @@ async def test_a_handler_that_never_reads_does_not_delay_the_close(
         await client.expect_failure(1002)
         assert trio.current_time() == start
         release.set()
+
+
+async def test_a_handler_that_returns_instead_of_asking_again_ends_the_wait(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The handler takes the message and returns: its Close (1000) goes out, and the server
+    drops the connection then, not ``CLOSE_TIMEOUT`` later."""
+
+    async def once(ws: WebSocketConnection) -> None:
+        assert await ws.recv() == Message.Text("hello")
+
+    config = attrs.evolve(CONFIG, websocket_close_timeout=CLOSE_TIMEOUT)
+    async with in_memory(once, config) as client:
+        start = trio.current_time()
+        await client.send(frame(TEXT, b"hello") + frame(TEXT, b"x", masked=False))
+        await client.expect_failure(1000)
+        assert trio.current_time() == start

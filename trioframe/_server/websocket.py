@@ -352,13 +352,14 @@ class ServerSession:
             self._caught_up = trio.Event()
             with trio.move_on_after(self._config.websocket_close_timeout):
                 await self._caught_up.wait()
-        if self._ws.state is ConnectionState.OPEN:
-            try:
-                with trio.move_on_after(self._config.websocket_close_timeout):
-                    short = reason.encode()[:120].decode(errors="ignore")
+        with trio.move_on_after(self._config.websocket_close_timeout):
+            if self._ws.state is ConnectionState.OPEN:
+                short = reason.encode()[:120].decode(errors="ignore")
+                with suppress(WebSocketClosed):
                     await self._send_event(CloseConnection(code=code, reason=short))
-            except WebSocketClosed:
-                pass
+            else:  # the handler's or shutdown's Close may be mid-write: let it finish first
+                async with self._send_lock:
+                    pass
         await self._abort(code, reason, Close(code, reason))
 
     # -- keep-alive -----------------------------------------------------------------------------
