@@ -116,6 +116,7 @@ async def test_the_handler_has_the_close_timeout_to_catch_up(
     out, and the Close follows it at 2.9 s; at 3.1 s the Close went out at 3 s, and the late
     reply fails with ``WebSocketClosed``."""
     outcome: list[str] = []
+    finished = trio.Event()
 
     async def slow(ws: WebSocketConnection) -> None:
         message = await ws.recv()
@@ -129,6 +130,7 @@ async def test_the_handler_has_the_close_timeout_to_catch_up(
         with suppress(WebSocketClosed):
             while await ws.recv() is not None:
                 pass
+        finished.set()
 
     config = attrs.evolve(CONFIG, websocket_close_timeout=CLOSE_TIMEOUT)
     async with in_memory(slow, config) as client:
@@ -141,7 +143,7 @@ async def test_the_handler_has_the_close_timeout_to_catch_up(
         assert first.opcode == CLOSE
         assert first.close_code == 1002
         assert trio.current_time() - start == pytest.approx(delay if answered else CLOSE_TIMEOUT)
-        await trio.sleep(delay)  # let the handler finish
+        await finished.wait()
     assert outcome == ["sent" if answered else "closed"]
 
 

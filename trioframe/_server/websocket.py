@@ -15,7 +15,9 @@ reach the wire in the order it was produced) and is bounded by ``send_timeout``:
 cancel scope per write (measurably slow on the echo path), the writer records when it started
 and a watchdog task closes the stream under a write that has not finished in time. When the
 connection is over (close handshake done, peer gone, protocol error, dead peer) the queue is
-closed and the final ``Message.Close`` waits behind whatever the handler has not read yet.
+closed and the final ``Message.Close`` waits behind whatever the handler has not read yet. A
+connection that fails (protocol error, oversized message) first lets the handler answer the
+messages it was sent before the bad frame (``_fail``).
 """
 
 from __future__ import annotations
