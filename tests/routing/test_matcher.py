@@ -337,3 +337,11 @@ def test_prepare_is_called_once_per_endpoint_and_its_value_is_returned() -> None
     missing = table.match("GET", "/api/missing")
     assert isinstance(missing, NotFound) and missing.fallback is prepared[(None, "/api")]
     assert len(calls) == 6
+
+
+@pytest.mark.parametrize("path", ["/\\evil.example/", "/\\evil.example", "//evil.example/"])
+def test_trailing_slash_redirect_never_leaves_the_site(path: str) -> None:
+    # "/\evil.example" as a Location is "//evil.example" to a browser: another host.
+    table = freeze(Router().get("/{name}", h))
+    result = table.match("GET", path)
+    assert not isinstance(result, Redirect), result

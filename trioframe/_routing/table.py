@@ -53,6 +53,9 @@ _METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OP
 _BAD_START = BadPath("the request path must start with '/'")
 _BAD_ESCAPE = BadPath("the request path has an invalid percent-encoding")
 _BAD_UTF8 = BadPath("the request path is not valid UTF-8 once percent-decoded")
+#: A redirect Location starting like this would leave the site: browsers read ``//host`` and
+#: ``/\host`` (a backslash counts as a slash in WHATWG URL parsing) as another host.
+_SCHEME_RELATIVE = ("//", "/\\")
 
 
 @attrs.frozen
@@ -154,7 +157,7 @@ class RouteTable(Generic[T]):
             twin, location = None, ""
         if (
             twin is not None
-            and not location.startswith("//")
+            and not location.startswith(_SCHEME_RELATIVE)
             and (location in self._static or search(self._root, twin, 0, []) is not None)
         ):
             return Redirect(location)
