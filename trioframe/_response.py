@@ -24,7 +24,12 @@ from ._http.cookies import Cookie
 __all__ = ["Response", "ServerSentEvent", "to_response"]
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_BAD_VALUE = re.compile(r"[\r\n\x00]")
+# RFC 9110 section 5.5: a field value is visible characters, SP, HTAB and obs-text; every other
+# control character (CR, LF and NUL among them) is refused, so no value can split a response
+# or be refused later by the protocol layer.
+_BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+#: Headers the server owns: it decides the framing of every response.
+_SERVER_OWNED = frozenset({"transfer-encoding"})
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # every line break an event-stream parser knows
 
 CT_TEXT = b"text/plain; charset=utf-8"
@@ -37,12 +42,23 @@ CT_SSE = b"text/event-stream"
 def _check_header(name: str, value: str) -> tuple[bytes, bytes]:
     if not _TOKEN.fullmatch(name):
         raise ValueError(f"invalid header name {name!r}")
+    if name.lower() in _SERVER_OWNED:
+        raise ValueError(f"{name} is set by the server (it frames every response)")
     if _BAD_VALUE.search(value):
-        raise ValueError(f"header {name!r} value contains CR, LF or NUL")
+        raise ValueError(
+            f"header {name!r} value contains a control character (only HTAB is allowed)"
+        )
     try:
         return name.lower().encode("ascii"), value.strip(" \t").encode("latin-1")
     except UnicodeEncodeError:
         raise ValueError(f"header {name!r} value is not ISO-8859-1 text") from None
+
+
+def _check_status(status: int) -> int:
+    code = int(status)
+    if not 100 <= code <= 599:
+        raise ValueError(f"{status!r} is not an HTTP status (100-599)")
+    return code
 
 
 def _json_default(value: Any) -> Any:
@@ -90,7 +106,7 @@ class Response:
         body: bytes = b"",
         headers: Iterable[tuple[bytes, bytes]] = (),
     ) -> None:
-        self.status = int(status)
+        self.status = _check_status(status)
         self.body = body
         #: ``(name, value)`` byte pairs, names lower-case; Content-Length is added when sent.
         self.headers: list[tuple[bytes, bytes]] = list(headers)
@@ -180,8 +196,8 @@ class Response:
 
     # -- modifiers --------------------------------------------------------------------------
     def with_status(self, status: int) -> Response:
-        """Set the status; returns the response."""
-        self.status = int(status)
+        """Set the status; returns the response. ``ValueError`` outside 100-599."""
+        self.status = _check_status(status)
         return self
 
     def with_body(self, body: str | bytes) -> Response:
@@ -193,7 +209,9 @@ class Response:
     def with_header(self, name: str, value: str) -> Response:
         """Set header ``name`` (replacing earlier values); returns the response.
 
-        Raises ``ValueError`` when the name is not a token or the value has CR, LF or NUL."""
+        Raises ``ValueError`` when the name is not a token, the value holds a control character
+        other than HTAB (CR, LF, NUL, VT, FF, DEL, ...: RFC 9110 forbids them), or the header is
+        ``Transfer-Encoding`` (the server frames responses itself)."""
         key, raw = _check_header(name, value)
         self.headers = [(k, v) for k, v in self.headers if k != key]
         self.headers.append((key, raw))

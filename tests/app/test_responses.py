@@ -222,6 +222,49 @@ def test_with_header_rejects_cr_lf_nul(name: str, value: str) -> None:
         Response.text("x").with_header(name, value)
 
 
+# RFC 9110 section 5.5: every control character but HTAB is forbidden in a field value.
+FORBIDDEN_IN_VALUES = [chr(c) for c in (*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F)]
+
+
+@pytest.mark.parametrize("control", FORBIDDEN_IN_VALUES, ids=lambda c: f"0x{ord(c):02x}")
+def test_with_header_and_append_header_refuse_every_control_but_htab(control: str) -> None:
+    with pytest.raises(ValueError, match="control character"):
+        Response.text("x").with_header("x-a", f"a{control}b")
+    with pytest.raises(ValueError, match="control character"):
+        Response.text("x").append_header("x-a", f"a{control}b")
+
+
+def test_with_header_keeps_htab_and_obs_text() -> None:
+    response = Response.text("x").with_header("x-a", "a\tb \u00e9")
+    assert response.header("x-a") == "a\tb \u00e9"
+
+
+@pytest.mark.parametrize("control", ["\x0b", "\x0c", "\x7f", "\x1b"])
+def test_redirect_refuses_a_location_with_a_control_character(control: str) -> None:
+    # Response.redirect(next) of client input must not build a response h11 cannot write.
+    with pytest.raises(ValueError):
+        Response.redirect(f"/next{control}evil")
+
+
+@pytest.mark.parametrize("name", ["Transfer-Encoding", "transfer-encoding"])
+def test_transfer_encoding_is_the_servers(name: str) -> None:
+    with pytest.raises(ValueError, match="set by the server"):
+        Response.text("x").with_header(name, "chunked")
+
+
+@pytest.mark.parametrize("status", [-1, 0, 99, 600, 999, 1000, 10_000])
+def test_a_status_outside_100_599_is_refused_where_it_is_built(status: int) -> None:
+    with pytest.raises(ValueError, match="not an HTTP status"):
+        Response(status)
+    with pytest.raises(ValueError, match="not an HTTP status"):
+        Response.text("x").with_status(status)
+
+
+@pytest.mark.parametrize("status", [100, 200, 599])
+def test_statuses_at_the_edges_of_the_range_are_accepted(status: int) -> None:
+    assert Response(status).status == status
+
+
 async def test_header_value_error_in_a_handler_answers_500() -> None:
     async def handler() -> Response:
         return Response.text("x").with_header("X-Bad", "a\r\nb")

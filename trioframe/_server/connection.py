@@ -31,6 +31,7 @@ from .._http.headers import Headers
 from .._http.method import Method
 from .._http.url import Uri
 from .._protocol.errors import ProtocolError
+from .._protocol.finalize import body_allowed, final_headers
 from .._protocol.http1 import (
     CLOSED,
     NEED_DATA,
@@ -42,7 +43,7 @@ from .._protocol.http1 import (
 from .._request import Request
 from .._websocket.accept import WebSocketAccept
 from .clock import http_date
-from .reader import RECEIVE_SIZE, StreamReader
+from .reader import StreamReader, linger_close
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterable
@@ -57,7 +58,6 @@ LINGER_SECONDS = 1.0  # after an error answer, how long unread input is drained 
 
 _JSON = (b"content-type", b"application/json")
 _CLOSE = (b"connection", b"close")
-_NO_BODY_STATUSES = frozenset({204, 304})
 
 
 class Phase(enum.Enum):
@@ -73,6 +73,12 @@ class Phase(enum.Enum):
 
 class _Drop(Exception):
     """Internal: end the connection now, with no (further) response."""
+
+
+class _InternalFailure(Exception):
+    """Internal: our side failed before any byte of the response was sent (the protocol layer
+    refused the response: a status or header h11 cannot write, a Content-Length that does not
+    match the body). Already logged; the request is answered 500 and the connection closed."""
 
 
 class HTTP1Connection:
@@ -100,7 +106,10 @@ class HTTP1Connection:
             stream, self.adapter, self._on_peer_gone, lambda: self._handler_running
         )
         self._peer_gone = False
-        self._cancelled_for_shutdown = False
+        #: why the server closes this connection (shutdown, capacity), once it has decided to
+        self._stop_reason: str | None = None
+        #: when the connection last began waiting for a request (``trio.current_time()``)
+        self.idle_since = 0.0
         self._response_started = False
         self._must_close = False
         self._linger = False
@@ -121,22 +130,35 @@ class HTTP1Connection:
                     nursery.cancel_scope.cancel()
             if self._linger and not self._peer_gone:
                 with trio.move_on_after(LINGER_SECONDS):
-                    await self._linger_close()
+                    await linger_close(self.stream)
         finally:
             await trio.aclose_forcefully(self.stream)
 
     def begin_shutdown(self) -> None:
         """Graceful shutdown: an idle connection closes now; a busy one after its response
         (which says ``Connection: close``)."""
-        if self.phase is Phase.IDLE:
-            self._scope.cancel()
-        elif self._websocket is not None:
+        if not self.close_if_idle("the server is shutting down") and self._websocket is not None:
             self._websocket.begin_shutdown()
+
+    @property
+    def is_idle(self) -> bool:
+        """True while the connection waits for a request (no byte of it read yet)."""
+        return self.phase is Phase.IDLE
+
+    def close_if_idle(self, reason: str) -> bool:
+        """Close the connection now if it is waiting for a request; returns whether it was.
+        A request whose bytes arrive in that very moment is refused with 503 and ``reason``
+        before its handler runs, never run and left unanswered."""
+        if self.phase is not Phase.IDLE:
+            return False
+        self._stop_reason = reason
+        self._scope.cancel()
+        return True
 
     def cancel_for_shutdown(self) -> None:
         """The grace period is over: cancel whatever runs (a request whose response has not
         started gets a 503)."""
-        self._cancelled_for_shutdown = True
+        self._stop_reason = "the server is shutting down"
         self._scope.cancel()
 
     async def _serve(self) -> None:
@@ -146,6 +168,8 @@ class HTTP1Connection:
                 await self._request_loop()
             except ProtocolError as exc:
                 answer = (exc.status, exc.message)
+            except _InternalFailure:
+                answer = (500, "Internal Server Error")
             except _Drop:
                 return
         if answer is None and self._scope.cancelled_caught:
@@ -157,25 +181,13 @@ class HTTP1Connection:
     def _answer_for_cancelled_phase(self) -> tuple[int, str] | None:
         if self._peer_gone or self._response_started:
             return None
-        if self._cancelled_for_shutdown and self.phase is not Phase.IDLE:
-            return (503, "the server is shutting down")
+        if self._stop_reason is not None and self.phase is not Phase.IDLE:
+            return (503, self._stop_reason)
         if self.phase is Phase.HEAD:
             return (408, "request head timed out")
         if self.phase is Phase.BODY:
             return (408, "request body timed out")
         return None
-
-    async def _linger_close(self) -> None:
-        # Closing with unread input makes the kernel send RST, which can destroy the answer
-        # just sent. Half-close, then drain briefly (the caller bounds the time).
-        send_eof = getattr(self.stream, "send_eof", None)
-        try:
-            if send_eof is not None:
-                await send_eof()
-            while await self.stream.receive_some(RECEIVE_SIZE):
-                pass
-        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
-            pass
 
     # -- reading ------------------------------------------------------------------------------
     def _on_peer_gone(self) -> None:
@@ -194,7 +206,9 @@ class HTTP1Connection:
                 if self.state.shutting_down:
                     return
                 self.phase = Phase.IDLE
-                scope.deadline = trio.current_time() + idle_timeout
+                self.idle_since = now = trio.current_time()
+                scope.deadline = now + idle_timeout
+                self.state.connection_idle()
                 while adapter.idle:
                     if adapter.eof:
                         return
@@ -209,6 +223,8 @@ class HTTP1Connection:
                 return
             assert type(event) is RequestHead
             scope.deadline = math.inf
+            if self._stop_reason is not None:  # closed as this request arrived: refuse it
+                raise ProtocolError(503, self._stop_reason)
             await self._handle(event)
             if not adapter.can_reuse:
                 return
@@ -240,7 +256,13 @@ class HTTP1Connection:
         if self._peer_gone and self.config.cancel_on_disconnect:
             self._scope.cancel()
         try:
-            response = await self.state.app.handle(request)
+            try:
+                response = await self.state.app.handle(request)
+            except Exception:  # App.handle answers every failure; this is a bug, not the client's
+                self.state.log.exception(
+                    "the app failed to answer %s %s", request.method, request.uri
+                )
+                raise _InternalFailure from None
             if response.body_stream is None:
                 self._handler_running = False
             if type(response) is WebSocketAccept and response.status == 101:
@@ -341,31 +363,55 @@ class HTTP1Connection:
 
     async def _send_response(self, head: RequestHead, response: Response) -> None:
         """Write ``response``; each write must finish within ``send_timeout``."""
+        stream = response.body_stream
+        if stream is None:
+            data = self._serialize(head, response)
+            self._response_started = True
+            self.phase = Phase.SEND
+            await self._send_with_deadline(data)
+            return
+        async with aclosing(stream):  # type: ignore[type-var]
+            data = self._serialize(head, response)
+            self._response_started = True
+            self.phase = Phase.SEND
+            await self._send_with_deadline(data)
+            self._scope.deadline = math.inf  # producing the first chunk may take any time
+            if body_allowed(head.method, response.status):
+                await self._send_stream(stream)
+            try:
+                end = self.adapter.send_end()
+            except Exception:  # h11: fewer bytes than the handler's Content-Length
+                self.state.log.exception("streamed response body ended early; closing")
+                raise _Drop from None
+            await self._send_with_deadline(end)
+
+    def _serialize(self, head: RequestHead, response: Response) -> bytes:
+        """The response's head as bytes, followed by its body and end unless it streams.
+        Anything the protocol layer refuses is logged once and raised as
+        ``_InternalFailure`` (nothing has been sent: the request gets a 500)."""
         adapter = self.adapter
         status = response.status
-        headers = [*response.headers, (b"date", http_date())]
-        body_allowed = status >= 200 and status not in _NO_BODY_STATUSES
         stream = response.body_stream
-        if stream is None and body_allowed and not _has(headers, b"content-length"):
-            headers.append((b"content-length", b"%d" % len(response.body)))
+        size = None if stream is not None else len(response.body)
+        headers = final_headers(response.headers, status, size, http_date())
         if self._should_close(head):
             headers.append(_CLOSE)
             self._linger = adapter.in_body
-        send_body = body_allowed and head.method != b"HEAD"
-        data = adapter.send_head(status, headers)
-        self._response_started = True
-        self.phase = Phase.SEND
-        if stream is None:
-            if send_body and response.body:
-                data += adapter.send_data(response.body)
-            await self._send_with_deadline(data + adapter.send_end())
-            return
-        async with aclosing(stream):  # type: ignore[type-var]
-            await self._send_with_deadline(data)
-            self._scope.deadline = math.inf  # producing the first chunk may take any time
-            if send_body:
-                await self._send_stream(stream)
-            await self._send_with_deadline(adapter.send_end())
+        try:
+            data = adapter.send_head(status, headers)
+            if stream is None:
+                if response.body and body_allowed(head.method, status):
+                    data += adapter.send_data(response.body)
+                data += adapter.send_end()
+        except Exception:
+            self.state.log.exception(
+                "cannot send %r to %s %s; answering 500 instead",
+                response,
+                head.method.decode("latin-1"),
+                head.target.decode("latin-1"),
+            )
+            raise _InternalFailure from None
+        return data
 
     async def _send_stream(self, stream: AsyncIterable[bytes]) -> None:
         try:
@@ -400,7 +446,3 @@ class HTTP1Connection:
         with trio.move_on_after(self.config.send_timeout):
             with suppress(_Drop):
                 await self._send_all(data)
-
-
-def _has(headers: list[tuple[bytes, bytes]], name: bytes) -> bool:
-    return any(k == name for k, _ in headers)
