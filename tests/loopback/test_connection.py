@@ -207,34 +207,84 @@ async def test_client_disconnect_during_a_streamed_response_closes_the_iterator(
 
 
 # -- max_connections ------------------------------------------------------------------------
-async def test_max_connections_holds_the_next_connection_until_one_closes() -> None:
+async def test_max_connections_holds_the_next_connection_while_all_are_busy() -> None:
     handled: list[int] = []
+    release = trio.Event()
 
     async def whoami(request: Request) -> Response:
         assert request.client is not None
         handled.append(request.client[1])
+        if request.path == "/busy":
+            await release.wait()
         return Response.text(str(request.client[1]))
 
-    router = Router().get("/", whoami)
-    config = ServerConfig(max_connections=2, keep_alive_timeout=5.0, header_timeout=5.0)
+    router = Router().get("/", whoami).get("/busy", whoami)
+    config = ServerConfig(max_connections=2, keep_alive_timeout=60.0, header_timeout=60.0)
+    with trio.fail_after(10):
+        async with serving(router, config) as served:
+            c1 = await RawConnection.open(served.host, served.port)
+            c2 = await RawConnection.open(served.host, served.port)
+            await c1.send(simple_get("/busy"))
+            await c2.send(simple_get("/busy"))
+            c3 = await RawConnection.open(served.host, served.port)  # the kernel accepts it
+            await c3.send(simple_get())
+            await trio.testing.wait_all_tasks_blocked(cushion=0.1)
+            assert handled == [c1.local_port, c2.local_port]  # the third waits
+            release.set()
+            assert (await c1.read_response()).status == 200
+            assert (await c2.read_response()).status == 200
+            third = await c3.read_response()
+            assert third.status == 200
+            assert third.body == str(c3.local_port).encode()
+            await c3.aclose()
+
+
+async def test_at_max_connections_the_longest_idle_connection_makes_room() -> None:
+    # Slow keep-alive clients (one small request now and then) must not hold every slot: a
+    # new client is served at once, and the connection idle the longest is the one closed.
+    async def ok() -> Response:
+        return Response.text("ok")
+
+    router = Router().get("/", ok)
+    config = ServerConfig(max_connections=2, keep_alive_timeout=60.0, header_timeout=60.0)
     with trio.fail_after(10):
         async with serving(router, config) as served:
             first, c1 = await fetch(served.host, served.port, simple_get())
             second, c2 = await fetch(served.host, served.port, simple_get())
-            port1, port2 = c1.local_port, c2.local_port
-            assert first.status == second.status == 200
             assert not first.closes and not second.closes
-            c3 = await RawConnection.open(served.host, served.port)  # the kernel accepts it
-            await c3.send(simple_get())
-            await trio.testing.wait_all_tasks_blocked(cushion=0.1)
-            assert handled == [port1, port2]  # the third waits
-            await c1.aclose()
-            third = await c3.read_response()
+            with trio.fail_after(1):  # without eviction: until keep_alive_timeout (60 s)
+                third, c3 = await fetch(served.host, served.port, simple_get())
             assert third.status == 200
-            assert third.body == str(c3.local_port).encode()
-            assert handled == [port1, port2, c3.local_port]
-            # The second connection was kept open and still works.
+            assert await c1.read_until_eof() == b""  # the oldest idle one was closed
+            await c2.send(simple_get())  # the younger one still works
+            assert (await c2.read_response()).status == 200
+            for connection in (c1, c2, c3):
+                await connection.aclose()
+
+
+async def test_a_request_arriving_on_the_evicted_connection_is_answered_or_refused() -> None:
+    # Eviction racing a request: the evicted client either sees its request answered (503
+    # before the handler runs) or the connection closed with nothing read.
+    calls = 0
+
+    async def count() -> Response:
+        nonlocal calls
+        calls += 1
+        return Response.text("ok")
+
+    router = Router().get("/", count)
+    config = ServerConfig(max_connections=1, keep_alive_timeout=60.0, header_timeout=60.0)
+    with trio.fail_after(10):
+        async with serving(router, config) as served:
+            first, c1 = await fetch(served.host, served.port, simple_get())
+            assert first.status == 200 and calls == 1
+            c2 = await RawConnection.open(served.host, served.port)
+            await c1.send(simple_get())  # races the eviction c2 causes
             await c2.send(simple_get())
             assert (await c2.read_response()).status == 200
+            rest = await c1.read_until_eof()
+            answered = rest.count(b"HTTP/1.1 200")
+            assert calls == 2 + answered  # c2's request, and c1's second one only if answered
+            assert rest == b"" or rest.startswith((b"HTTP/1.1 200", b"HTTP/1.1 503"))
+            await c1.aclose()
             await c2.aclose()
-            await c3.aclose()

@@ -143,3 +143,41 @@ async def test_shutdown_lets_an_in_flight_request_finish_with_connection_close()
             assert response.closes
             assert await connection.read_until_eof() == b""
             await connection.aclose()
+
+
+@pytest.mark.parametrize("busy", [False, True], ids=["idle", "during-a-request"])
+async def test_cancelling_serve_closes_its_listening_socket(
+    monkeypatch: pytest.MonkeyPatch, busy: bool
+) -> None:
+    # Closed by serve() itself, not left to the garbage collector: the test keeps references
+    # to the listeners (as a traceback or a debugger would), and they must be closed anyway.
+    opened: list[trio.SocketListener] = []
+    open_listeners = trio.open_tcp_listeners
+
+    async def keep(*args: object, **kwargs: object) -> list[trio.SocketListener]:
+        opened.extend(await open_listeners(*args, **kwargs))  # type: ignore[arg-type]
+        return opened
+
+    monkeypatch.setattr(trio, "open_tcp_listeners", keep)
+    entered = trio.Event()
+
+    async def slow() -> Response:
+        entered.set()
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    server = Server(Router().get("/", index).get("/slow", slow), "127.0.0.1:0")
+    connection: RawConnection | None = None
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            [(host, port)] = await nursery.start(server.serve)
+            if busy:
+                connection = await RawConnection.open(host, port)
+                await connection.send(simple_get("/slow"))
+                await entered.wait()
+            nursery.cancel_scope.cancel()
+        assert opened and all(listener.socket.fileno() == -1 for listener in opened)
+        with pytest.raises(OSError):
+            await trio.open_tcp_stream(host, port)
+        if connection is not None:
+            await connection.aclose()

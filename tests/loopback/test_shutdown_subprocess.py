@@ -18,6 +18,7 @@ from ._support import RawConnection, simple_get
 pytestmark = pytest.mark.loopback
 
 APP = Path(__file__).parent / "apps" / "slow_app.py"
+SHIELDED_APP = Path(__file__).parent / "apps" / "shielded_app.py"
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -103,3 +104,63 @@ async def test_sigterm_finishes_the_in_flight_request_and_exits_0() -> None:
                 process.kill()
                 with trio.move_on_after(2):
                     await process.wait()
+
+
+async def _start_stuck_request(
+    shutdown_timeout: float,
+) -> tuple[trio.Process, ProcessOutput, RawConnection]:
+    port = _free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    process = await trio.lowlevel.open_process(
+        [sys.executable, str(SHIELDED_APP), str(port), str(shutdown_timeout)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd=str(REPO),
+    )
+    assert process.stdout is not None
+    output = ProcessOutput(process.stdout)
+    await output.wait_for("serving on")
+    connection = await RawConnection.open("127.0.0.1", port)
+    await connection.send(simple_get("/stuck"))
+    await output.wait_for("stuck-started")
+    return process, output, connection
+
+
+async def test_a_second_signal_exits_at_once_past_a_shielded_handler() -> None:
+    with trio.fail_after(10):
+        process, output, connection = await _start_stuck_request(shutdown_timeout=30.0)
+        try:
+            process.send_signal(signal.SIGTERM)
+            await output.wait_for("shutting down")
+            second = trio.current_time()
+            process.send_signal(signal.SIGINT)
+            assert await process.wait() == 1, output.text
+            assert trio.current_time() - second < 2.0
+            await output.wait_for("second SIGINT: exiting now")
+            assert "exited-run" not in output.text
+            await connection.aclose()
+        finally:
+            if process.returncode is None:
+                process.kill()
+
+
+async def test_a_shielded_handler_cannot_hold_the_process_past_the_deadline() -> None:
+    # One SIGTERM only: graceful shutdown gives up after shutdown_timeout, the final grace
+    # (1 s) and HARD_EXIT_GRACE (1 s), and the process exits 1 without waiting further.
+    with trio.fail_after(15):
+        process, output, connection = await _start_stuck_request(shutdown_timeout=0.5)
+        try:
+            signalled = trio.current_time()
+            process.send_signal(signal.SIGTERM)
+            assert await process.wait() == 1, output.text
+            elapsed = trio.current_time() - signalled
+            assert 2.5 <= elapsed < 6.0, elapsed
+            await output.wait_for("shutdown still running after 2.5 s: exiting now")
+            await connection.aclose()
+        finally:
+            if process.returncode is None:
+                process.kill()

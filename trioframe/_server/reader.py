@@ -15,7 +15,7 @@ import trio
 
 from .._protocol.http1 import HTTP1Adapter
 
-__all__ = ["HIGH_WATER", "RECEIVE_SIZE", "StreamReader"]
+__all__ = ["HIGH_WATER", "RECEIVE_SIZE", "StreamReader", "linger_close"]
 
 RECEIVE_SIZE = 64 * 1024
 HIGH_WATER = 256 * 1024  # the watcher stops reading ahead past this many unparsed bytes
@@ -100,3 +100,17 @@ class StreamReader:
             return bytes(await self.stream.receive_some(RECEIVE_SIZE))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return b""
+
+
+async def linger_close(stream: trio.abc.Stream) -> None:
+    """Before closing a connection that may still have unread input: half-close, then read
+    and drop until the peer closes. Closing with unread input makes the kernel send RST, which
+    can destroy the answer just sent. The caller bounds the time."""
+    send_eof = getattr(stream, "send_eof", None)
+    try:
+        if send_eof is not None:
+            await send_eof()
+        while await stream.receive_some(RECEIVE_SIZE):
+            pass
+    except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
+        pass

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import errno
 import logging
+import os
 import signal
 import socket
-from typing import Any
+from typing import Any, NoReturn
 
 import trio
 
@@ -31,6 +32,9 @@ log = logging.getLogger("trioframe")
 
 _ACCEPT_CAPACITY_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 _FINAL_GRACE = 1.0  # after cancelling late requests, time left to send their 503s
+#: ``run()``: after ``shutdown_timeout`` and the final grace, how long a shutdown may still take
+#: (handlers shielded from cancellation) before the process exits without waiting.
+HARD_EXIT_GRACE = 1.0
 
 
 class Server:
@@ -72,12 +76,15 @@ class Server:
         self, stream: trio.abc.Stream, client: tuple[str, int] | None, scheme: str = "http"
     ) -> None:
         """Serve one already-connected stream until it closes (the test client uses this
-        with an in-memory stream). Cancellation closes the stream."""
+        with an in-memory stream). Cancellation closes the stream. A failure in the connection
+        code itself is logged and ends this connection only: it never reaches the caller."""
         state = self._prepare()
         connection = HTTP1Connection(state, stream, client, scheme)
         state.connections.add(connection)
         try:
             await connection.run()
+        except* Exception:  # a bug of ours on one connection must not end the server
+            log.exception("connection from %s failed; it is closed", _format_client(client))
         finally:
             state.forget(connection)
 
@@ -97,20 +104,24 @@ class Server:
         if self._pending_shutdown:
             self._shutdown_requested.set()
         listeners = await trio.open_tcp_listeners(self.port, host=self.host)
-        addresses = [_sockname(listener) for listener in listeners]
-        limiter = trio.Semaphore(self.config.max_connections)
-        async with trio.open_nursery() as connections:
-            async with trio.open_nursery() as acceptors:
-                for listener in listeners:
-                    acceptors.start_soon(self._accept_loop, listener, limiter, connections)
-                for host, port in addresses:
-                    log.info("trioframe serving on http://%s", _format_host_port(host, port))
-                task_status.started(addresses)
-                await self._shutdown_requested.wait()
-                acceptors.cancel_scope.cancel()
-            for listener in listeners:
-                await listener.aclose()
-            await self._drain(state, connections)
+        try:
+            addresses = [_sockname(listener) for listener in listeners]
+            limiter = trio.Semaphore(self.config.max_connections)
+            async with trio.open_nursery() as connections:
+                async with trio.open_nursery() as acceptors:
+                    for listener in listeners:
+                        acceptors.start_soon(
+                            self._accept_loop, listener, limiter, state, connections
+                        )
+                    for host, port in addresses:
+                        log.info("trioframe serving on http://%s", _format_host_port(host, port))
+                    task_status.started(addresses)
+                    await self._shutdown_requested.wait()
+                    acceptors.cancel_scope.cancel()
+                await _close_all(listeners)
+                await self._drain(state, connections)
+        finally:  # also when cancelled or failing: the port is released
+            await _close_all(listeners)
         self._pending_shutdown = False  # the server may serve again
 
     async def trioframe(
@@ -123,13 +134,14 @@ class Server:
         self,
         listener: trio.SocketListener,
         limiter: trio.Semaphore,
+        state: ServingState,
         connections: trio.Nursery,
     ) -> None:
         while True:
             try:
                 limiter.acquire_nowait()  # under the limit: no extra trip through the scheduler
             except trio.WouldBlock:
-                await limiter.acquire()
+                await _wait_for_slot(listener, limiter, state)
             try:
                 stream = await listener.accept()
             except OSError as exc:
@@ -148,10 +160,13 @@ class Server:
         try:
             stream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
             peer = stream.socket.getpeername()
-            client = (str(peer[0]), int(peer[1])) if isinstance(peer, tuple) else None
-            await self.handle_stream(stream, client)
-        except OSError:
+        except OSError:  # the peer is already gone
             await trio.aclose_forcefully(stream)
+            limiter.release()
+            return
+        client = (str(peer[0]), int(peer[1])) if isinstance(peer, tuple) else None
+        try:
+            await self.handle_stream(stream, client)
         finally:
             limiter.release()
 
@@ -191,13 +206,54 @@ class Server:
             nursery.cancel_scope.cancel()
 
     async def _watch_signals(self, cancel_scope: trio.CancelScope) -> None:
+        """The first SIGINT/SIGTERM starts a graceful shutdown. A second one, or a shutdown
+        still running ``shutdown_timeout`` + ``HARD_EXIT_GRACE`` seconds later (a handler
+        shielded from cancellation), ends the process at once with status 1."""
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for signum in signals:
-                if self._pending_shutdown:  # a second signal: stop waiting for requests
-                    cancel_scope.cancel()
-                    return
                 log.info("%s received: shutting down", signal.Signals(signum).name)
                 self.shutdown()
+                break
+            limit = self.config.shutdown_timeout + _FINAL_GRACE + HARD_EXIT_GRACE
+            with trio.move_on_after(limit):
+                async for signum in signals:
+                    _exit_now(f"second {signal.Signals(signum).name}")
+            cancel_scope.cancel()
+            _exit_now(f"shutdown still running after {limit:g} s")
+
+
+async def _wait_for_slot(
+    listener: trio.SocketListener, limiter: trio.Semaphore, state: ServingState
+) -> None:
+    """At ``max_connections``: wait for a connection slot. Meanwhile, each time a client waits
+    to be accepted, close the connection that has been idle longest (slow keep-alive clients
+    cannot hold every slot); when none is idle, wait until one is."""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_evict_for_waiting_client, listener, state)
+        await limiter.acquire()
+        nursery.cancel_scope.cancel()
+
+
+async def _evict_for_waiting_client(listener: trio.SocketListener, state: ServingState) -> None:
+    await trio.lowlevel.wait_readable(listener.socket)  # a client is in the accept queue
+    while not state.close_oldest_idle("the server is at its connection limit"):
+        await state.wait_for_idle()
+
+
+async def _close_all(listeners: list[trio.SocketListener]) -> None:
+    for listener in listeners:
+        await trio.aclose_forcefully(listener)
+
+
+def _exit_now(why: str) -> NoReturn:
+    """End the process without waiting for anything (connections, shielded handlers)."""
+    log.error("%s: exiting now", why)
+    logging.shutdown()
+    os._exit(1)
+
+
+def _format_client(client: tuple[str, int] | None) -> str:
+    return "an unknown peer" if client is None else _format_host_port(*client)
 
 
 def _refuse_unbuilt_features(config: ServerConfig) -> None:

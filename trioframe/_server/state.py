@@ -30,6 +30,28 @@ class ServingState:
     shutting_down: bool = False
     connections: set[HTTP1Connection] = attrs.field(factory=set)
     _all_closed: trio.Event | None = None
+    _idle_wanted: trio.Event | None = None  # set when a connection starts waiting idle
+
+    def connection_idle(self) -> None:
+        """A connection has begun waiting for its next request (wakes ``wait_for_idle``)."""
+        if self._idle_wanted is not None:
+            self._idle_wanted.set()
+            self._idle_wanted = None
+
+    async def wait_for_idle(self) -> None:
+        """Return once some connection begins waiting for a request. Cancellation: a plain
+        wait; nothing is left behind."""
+        if self._idle_wanted is None:
+            self._idle_wanted = trio.Event()
+        await self._idle_wanted.wait()
+
+    def close_oldest_idle(self, reason: str) -> bool:
+        """Close the connection that has waited longest for a request; False when none is
+        waiting. Linear in the number of connections: called only at ``max_connections``."""
+        idle = [c for c in self.connections if c.is_idle]
+        if not idle:
+            return False
+        return min(idle, key=lambda c: c.idle_since).close_if_idle(reason)
 
     def forget(self, connection: HTTP1Connection) -> None:
         """A connection has ended."""
