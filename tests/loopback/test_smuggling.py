@@ -52,6 +52,9 @@ CASES_400 = {
     "asterisk-form-target": f"GET * HTTP/1.1\r\n{H}\r\n",
     "authority-form-target": f"GET example.com:80 HTTP/1.1\r\n{H}\r\n",
     "authority-form-connect": f"CONNECT example.com:80 HTTP/1.1\r\n{H}\r\n",
+    "absolute-form-without-host": f"GET http:///smuggled HTTP/1.1\r\n{H}\r\n",
+    "absolute-form-with-empty-authority": f"GET http://?x HTTP/1.1\r\n{H}\r\n",
+    "absolute-form-https-nothing-after": f"GET https:// HTTP/1.1\r\n{H}\r\n",
 }
 
 

@@ -21,6 +21,8 @@ def status(head: bytes, limits: HeadLimits | None = None) -> int:
 def test_a_plain_head_passes() -> None:
     assert status(OK) == 200
     assert status(b"GET http://example.com/x?y HTTP/1.0\r\nHost: a\r\n\r\n") == 200
+    for target in (b"https://a", b"http://a?x", b"http://a:8080/x", b"http://[::1]:80/x"):
+        assert status(b"GET " + target + b" HTTP/1.1\r\nHost: a\r\n\r\n") == 200
 
 
 @pytest.mark.parametrize(
@@ -51,6 +53,14 @@ def test_a_plain_head_passes() -> None:
             400,
         ),
         (b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+        (b"GET http:///e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://?x HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://#x HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET https:// HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://:80/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://@/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://user@a/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET ftp://a/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
     ],
 )
 def test_rejected_heads(head: bytes, expected: int) -> None:

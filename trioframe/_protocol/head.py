@@ -2,7 +2,8 @@
 
 h11 is lenient in places where a front server must not be (it unfolds obs-fold, accepts
 control characters in values, merges duplicate Content-Length, accepts Transfer-Encoding on
-HTTP/1.0, and only limits the head size across reads). These checks run once per head on
+HTTP/1.0 and an absolute-form target without a host, and only limits the head size across
+reads). These checks run once per head on
 the complete head bytes; each failure is a ``ProtocolError`` with its status.
 """
 
@@ -20,6 +21,7 @@ __all__ = ["HeadLimits", "check_head", "check_partial_head"]
 # leaves only the forbidden ones (control characters and DEL), in one C-speed pass.
 _ALLOWED = bytes([9, 10, 13, *range(0x20, 0x7F), *range(0x80, 0x100)])
 _VERSION = re.compile(rb"HTTP/(\d)\.(\d)")
+_ABSOLUTE_FORM = re.compile(rb"https?://([^/?#]*)")  # group 1: the authority
 
 
 @attrs.frozen
@@ -57,10 +59,8 @@ def check_head(head: bytes, limits: HeadLimits) -> None:
         raise ProtocolError(400, "malformed HTTP version")
     if match.group(1) != b"1":
         raise ProtocolError(505, "HTTP version not supported on this connection")
-    if not (
-        target.startswith(b"/") or target.startswith(b"http://") or target.startswith(b"https://")
-    ):
-        raise ProtocolError(400, "request target must be in origin-form or absolute-form")
+    if not target.startswith(b"/"):
+        _check_absolute_form(target)
     if head.translate(None, _ALLOWED):
         raise ProtocolError(400, "invalid characters in request head")
     line_breaks = head.count(b"\r\n")
@@ -73,6 +73,20 @@ def check_head(head: bytes, limits: HeadLimits) -> None:
     lower = head.lower()
     if b"\r\ncontent-length:" in lower or b"\r\ntransfer-encoding:" in lower:
         _check_framing(lower, is_http10=match.group(2) == b"0")
+
+
+def _check_absolute_form(target: bytes) -> None:
+    """An absolute-form target names a host (RFC 9110 4.2.1: a URI with an empty host must be
+    rejected) and carries no userinfo (4.2.4 advises treating it as an error)."""
+    match = _ABSOLUTE_FORM.match(target)
+    if match is None:
+        raise ProtocolError(400, "request target must be in origin-form or absolute-form")
+    authority = match[1]
+    if b"@" in authority:
+        raise ProtocolError(400, "userinfo in the request target")
+    host = authority if authority.startswith(b"[") else authority.partition(b":")[0]
+    if not host:
+        raise ProtocolError(400, "absolute-form request target without a host")
 
 
 def _check_framing(lower_head: bytes, *, is_http10: bool) -> None:
