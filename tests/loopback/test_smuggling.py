@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import trio
 
-from trioframe import Request, Response, Router
+from trioframe import Request, Response, Router, ServerConfig
 
 from ._support import assert_error_body, fetch, serving, simple_get
 
@@ -58,9 +58,11 @@ CASES_400 = {
 }
 
 
-async def _assert_refused_and_closed(request: bytes, status: int) -> None:
+async def _assert_refused_and_closed(
+    request: bytes, status: int, config: ServerConfig | None = None
+) -> None:
     HANDLED.clear()
-    async with serving(ROUTER) as served:
+    async with serving(ROUTER, config) as served:
         response, connection = await fetch(served.host, served.port, request)
         assert_error_body(response, status)
         assert response.closes, response.headers
@@ -79,6 +81,13 @@ async def _assert_refused_and_closed(request: bytes, status: int) -> None:
 async def test_ambiguous_request_is_400_and_closes(request_text: str) -> None:
     with trio.fail_after(10):
         await _assert_refused_and_closed(request_text.encode("latin-1"), 400)
+
+
+async def test_a_head_with_bare_lf_line_ends_is_400_without_waiting() -> None:
+    with trio.fail_after(5):
+        await _assert_refused_and_closed(
+            b"GET / HTTP/1.1\nHost: test\n\n", 400, ServerConfig(header_timeout=30)
+        )
 
 
 async def test_http_2_0_on_http1_parser_is_505() -> None:

@@ -169,3 +169,11 @@ def test_simple_response_never_echoes_peer_text() -> None:
     raw = render_simple_response(400, [(b"content-type", b"application/json")], b"{}")
     assert raw.startswith(b"HTTP/1.1 400 Bad Request\r\n")
     assert b"connection: close" in raw and raw.endswith(b"\r\n\r\n{}")
+
+
+def test_a_head_with_bare_lf_line_ends_is_refused_without_waiting() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"GET / HTTP/1.1\nHost: x\n\n")
+    with pytest.raises(ProtocolError) as info:
+        adapter.next_event()
+    assert info.value.status == 400

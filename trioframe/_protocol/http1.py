@@ -2,7 +2,7 @@
 
 h11 owns the protocol state (message framing, keep-alive, ``Expect: 100-continue``). This
 adapter adds what a front server needs on top: the head is cut out of the byte stream and
-checked strictly (``head.check_head``) before h11 sees it, h11 is fed body bytes no further
+checked strictly (``head.HeadScanner``, ``head.check_head``) before h11 sees it, h11 is fed body bytes no further
 than the body's end (so pipelined requests stay ours to check), and h11's status hints become
 ``ProtocolError`` statuses.
 """
@@ -16,7 +16,7 @@ import h11
 
 from .._errors import reason_phrase
 from .errors import ProtocolError
-from .head import HeadLimits, check_head, check_partial_head
+from .head import HeadLimits, HeadScanner, check_head
 
 __all__ = [
     "CLOSED",
@@ -75,7 +75,6 @@ CLOSED: Final = _Sentinel("CLOSED")
 
 Event = RequestHead | BodyChunk | BodyEnd | _Sentinel
 
-_HEAD_END = b"\r\n\r\n"
 _REASONS: dict[int, bytes] = {}
 _END_OF_BODY = BodyEnd()
 
@@ -95,6 +94,7 @@ class HTTP1Adapter:
         self._eof = False
         self._in_body = False
         self._head: RequestHead | None = None
+        self._head_scanner = HeadScanner(self.limits)
         self._body_left: int | None = None  # bytes of a Content-Length body not fed to h11
 
     # -- receiving --------------------------------------------------------------------------
@@ -132,17 +132,17 @@ class HTTP1Adapter:
         buffer = self._buffer
         while buffer[:2] == b"\r\n":  # RFC 9112 2.2: ignore empty lines before a request
             del buffer[:2]
-        end = buffer.find(_HEAD_END)
-        if end == -1:
-            check_partial_head(buffer, self.limits)
+            self._head_scanner.restart()
+        size = self._head_scanner.find_end(buffer)
+        if not size:
             if self._eof:
                 if buffer:
                     raise ProtocolError(400, "connection closed inside a request head")
                 return CLOSED
             return NEED_DATA
-        head = bytes(buffer[: end + 4])
+        head = bytes(buffer[:size])
         check_head(head, self.limits)
-        del buffer[: end + 4]
+        del buffer[:size]
         try:
             self._h11.receive_data(head)
             event = self._h11.next_event()
