@@ -177,3 +177,18 @@ def test_a_head_with_bare_lf_line_ends_is_refused_without_waiting() -> None:
     with pytest.raises(ProtocolError) as info:
         adapter.next_event()
     assert info.value.status == 400
+    assert info.value.answer
+
+
+def test_a_tls_client_hello_is_refused_without_an_answer() -> None:
+    for prefix in (b"", b"\r\n\r\n"):  # also after the empty lines a request may start with
+        adapter = HTTP1Adapter()
+        adapter.receive_data(prefix + b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+        with pytest.raises(ProtocolError) as info:
+            adapter.next_event()
+        assert not info.value.answer
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"G\x16")  # not the first byte: an ordinary bad request head
+    with pytest.raises(ProtocolError) as info:
+        adapter.next_event()
+    assert info.value.answer and info.value.status == 400

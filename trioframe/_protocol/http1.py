@@ -2,9 +2,10 @@
 
 h11 owns the protocol state (message framing, keep-alive, ``Expect: 100-continue``). This
 adapter adds what a front server needs on top: the head is cut out of the byte stream and
-checked strictly (``head.HeadScanner``, ``head.check_head``) before h11 sees it, h11 is fed body bytes no further
-than the body's end (so pipelined requests stay ours to check), and h11's status hints become
-``ProtocolError`` statuses.
+checked strictly (``head.HeadScanner``, ``head.check_head``) before h11 sees it, h11 is fed
+body bytes no further than the body's end (so pipelined requests stay ours to check), and h11's
+status hints become ``ProtocolError`` statuses. A request that opens with a TLS handshake
+record is a TLS client on a plain port: it is refused without an answer.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ CLOSED: Final = _Sentinel("CLOSED")
 
 Event = RequestHead | BodyChunk | BodyEnd | _Sentinel
 
+_TLS_HANDSHAKE = b"\x16"  # the first byte of a TLS handshake record (a ClientHello)
 _REASONS: dict[int, bytes] = {}
 _END_OF_BODY = BodyEnd()
 
@@ -133,6 +135,8 @@ class HTTP1Adapter:
         while buffer[:2] == b"\r\n":  # RFC 9112 2.2: ignore empty lines before a request
             del buffer[:2]
             self._head_scanner.restart()
+        if buffer[:1] == _TLS_HANDSHAKE:
+            raise ProtocolError(400, "TLS handshake on a plain HTTP connection", answer=False)
         size = self._head_scanner.find_end(buffer)
         if not size:
             if self._eof:
