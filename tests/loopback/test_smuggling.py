@@ -57,6 +57,26 @@ CASES_400 = {
     "absolute-form-https-nothing-after": f"GET https:// HTTP/1.1\r\n{H}\r\n",
 }
 
+# A chunked body h11 would accept although RFC 9112 7.1 forbids it, followed by a request a
+# lenient proxy in front may see as part of the body: the server must answer 400 and close
+# before that request reaches a handler.
+CHUNKED = f"POST / HTTP/1.1\r\n{H}Transfer-Encoding: chunked\r\n\r\n"
+SMUGGLED = f"POST / HTTP/1.1\r\n{H}Content-Length: 8\r\n\r\nsmuggled"
+CHUNKED_400 = {
+    "bare-lf-ending-trailer-section": "0\r\n\n",
+    "bare-lf-in-trailer-field": "0\r\nX: y\n\r\n",
+    "obs-fold-in-trailer": "0\r\nX: y\r\n z\r\n\r\n",
+    "control-char-in-trailer": "0\r\nX: a\x01b\r\n\r\n",
+    "cr-in-chunk-extension": "5;a\rb\r\nhello\r\n0\r\n\r\n",
+    "nul-in-chunk-extension": "5;a\x00\r\nhello\r\n0\r\n\r\n",
+    "del-in-chunk-extension": "5;a\x7f\r\nhello\r\n0\r\n\r\n",
+    "space-after-chunk-size": "5 \r\nhello\r\n0\r\n\r\n",
+    "hundred-hex-digit-chunk-size": "0" * 99 + "5\r\nhello\r\n0\r\n\r\n",
+}
+CASES_400.update(
+    {f"chunked-{name}": CHUNKED + body + SMUGGLED for name, body in CHUNKED_400.items()}
+)
+
 
 async def _assert_refused_and_closed(
     request: bytes, status: int, config: ServerConfig | None = None
