@@ -28,7 +28,9 @@ _ABSOLUTE_FORM = re.compile(rb"https?://([^/?#]*)")  # group 1: the authority
 
 @attrs.frozen
 class HeadLimits:
-    """Size limits for a request head (see ``ServerConfig``)."""
+    """Size limits for a request head (see ``ServerConfig``). A chunked body's lines use
+    them too: a chunk-size line is at most ``max_request_line_size`` bytes, and its trailer
+    section at most ``max_head_size`` bytes and ``max_header_count`` fields."""
 
     max_head_size: int = 16 * 1024
     max_request_line_size: int = 8 * 1024
