@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import trio
 
-from trioframe import Request, Response, Router
+from trioframe import Request, Response, Router, ServerConfig
 
 from ._support import assert_error_body, fetch, serving, simple_get
 
@@ -52,12 +52,37 @@ CASES_400 = {
     "asterisk-form-target": f"GET * HTTP/1.1\r\n{H}\r\n",
     "authority-form-target": f"GET example.com:80 HTTP/1.1\r\n{H}\r\n",
     "authority-form-connect": f"CONNECT example.com:80 HTTP/1.1\r\n{H}\r\n",
+    "absolute-form-without-host": f"GET http:///smuggled HTTP/1.1\r\n{H}\r\n",
+    "absolute-form-with-empty-authority": f"GET http://?x HTTP/1.1\r\n{H}\r\n",
+    "absolute-form-https-nothing-after": f"GET https:// HTTP/1.1\r\n{H}\r\n",
 }
 
+# A chunked body h11 would accept although RFC 9112 7.1 forbids it, followed by a request a
+# lenient proxy in front may see as part of the body: the server must answer 400 and close
+# before that request reaches a handler.
+CHUNKED = f"POST / HTTP/1.1\r\n{H}Transfer-Encoding: chunked\r\n\r\n"
+SMUGGLED = f"POST / HTTP/1.1\r\n{H}Content-Length: 8\r\n\r\nsmuggled"
+CHUNKED_400 = {
+    "bare-lf-ending-trailer-section": "0\r\n\n",
+    "bare-lf-in-trailer-field": "0\r\nX: y\n\r\n",
+    "obs-fold-in-trailer": "0\r\nX: y\r\n z\r\n\r\n",
+    "control-char-in-trailer": "0\r\nX: a\x01b\r\n\r\n",
+    "cr-in-chunk-extension": "5;a\rb\r\nhello\r\n0\r\n\r\n",
+    "nul-in-chunk-extension": "5;a\x00\r\nhello\r\n0\r\n\r\n",
+    "del-in-chunk-extension": "5;a\x7f\r\nhello\r\n0\r\n\r\n",
+    "space-after-chunk-size": "5 \r\nhello\r\n0\r\n\r\n",
+    "hundred-hex-digit-chunk-size": "0" * 99 + "5\r\nhello\r\n0\r\n\r\n",
+}
+CASES_400.update(
+    {f"chunked-{name}": CHUNKED + body + SMUGGLED for name, body in CHUNKED_400.items()}
+)
 
-async def _assert_refused_and_closed(request: bytes, status: int) -> None:
+
+async def _assert_refused_and_closed(
+    request: bytes, status: int, config: ServerConfig | None = None
+) -> None:
     HANDLED.clear()
-    async with serving(ROUTER) as served:
+    async with serving(ROUTER, config) as served:
         response, connection = await fetch(served.host, served.port, request)
         assert_error_body(response, status)
         assert response.closes, response.headers
@@ -76,6 +101,13 @@ async def _assert_refused_and_closed(request: bytes, status: int) -> None:
 async def test_ambiguous_request_is_400_and_closes(request_text: str) -> None:
     with trio.fail_after(10):
         await _assert_refused_and_closed(request_text.encode("latin-1"), 400)
+
+
+async def test_a_head_with_bare_lf_line_ends_is_400_without_waiting() -> None:
+    with trio.fail_after(5):
+        await _assert_refused_and_closed(
+            b"GET / HTTP/1.1\nHost: test\n\n", 400, ServerConfig(header_timeout=30)
+        )
 
 
 async def test_http_2_0_on_http1_parser_is_505() -> None:

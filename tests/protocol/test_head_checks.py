@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from trioframe._protocol.errors import ProtocolError
-from trioframe._protocol.head import HeadLimits, check_head, check_partial_head
+from trioframe._protocol.head import HeadLimits, HeadScanner, check_head
 
 OK = b"GET /x HTTP/1.1\r\nHost: a\r\n\r\n"
 
@@ -21,6 +23,8 @@ def status(head: bytes, limits: HeadLimits | None = None) -> int:
 def test_a_plain_head_passes() -> None:
     assert status(OK) == 200
     assert status(b"GET http://example.com/x?y HTTP/1.0\r\nHost: a\r\n\r\n") == 200
+    for target in (b"https://a", b"http://a?x", b"http://a:8080/x", b"http://[::1]:80/x"):
+        assert status(b"GET " + target + b" HTTP/1.1\r\nHost: a\r\n\r\n") == 200
 
 
 @pytest.mark.parametrize(
@@ -51,6 +55,14 @@ def test_a_plain_head_passes() -> None:
             400,
         ),
         (b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+        (b"GET http:///e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://?x HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://#x HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET https:// HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://:80/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://@/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://user@a/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET ftp://a/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
     ],
 )
 def test_rejected_heads(head: bytes, expected: int) -> None:
@@ -79,13 +91,90 @@ def test_header_count_limit() -> None:
     assert status(head, HeadLimits(max_header_count=4)) == 200
 
 
+def partial_status(partial: bytes, limits: HeadLimits | None = None) -> int:
+    """What ``HeadScanner`` says about an incomplete head given in one piece (0: wait)."""
+    try:
+        assert HeadScanner(limits or HeadLimits()).find_end(partial) == 0
+    except ProtocolError as exc:
+        return exc.status
+    return 0
+
+
 def test_partial_head_limits() -> None:
     limits = HeadLimits(max_head_size=100, max_request_line_size=50)
-    check_partial_head(b"GET /" + b"a" * 45, limits)  # 50 bytes, no CRLF yet: may still fit
+    assert partial_status(b"GET /" + b"a" * 45, limits) == 0  # 50 bytes, no CR yet: may fit
+    assert partial_status(b"GET /" + b"a" * 46, limits) == 414
+    assert partial_status(b"GET /" + b"a" * 45 + b"\r", limits) == 0  # 50 bytes, then CR LF
+    assert partial_status(b"GET / HTTP/1.1\r\n" + b"X" * 84, limits) == 0  # exactly 100
+    assert partial_status(b"GET / HTTP/1.1\r\n" + b"X" * 85, limits) == 431
+
+
+@pytest.mark.parametrize(
+    "partial",
+    [
+        b"GET / HTTP/1.1\nHost: a\n",  # bare LF line ends
+        b"GET / HTTP/1.1\r\nHost: a\n",
+        b"\n",
+        b"GET / HTTP/1.1\r\nHost: a\rX",  # a CR followed by something else than LF
+        b"GET / HTTP/1.1\r\nX: \x00",  # a forbidden character
+    ],
+)
+@pytest.mark.parametrize("step", [0, 1])
+def test_a_partial_head_that_cannot_become_valid_is_refused_at_once(
+    partial: bytes, step: int
+) -> None:
+    scanner = HeadScanner(HeadLimits())
+    buffer = bytearray()
     with pytest.raises(ProtocolError) as info:
-        check_partial_head(b"GET /" + b"a" * 46, limits)
-    assert info.value.status == 414
-    check_partial_head(b"GET / HTTP/1.1\r\n" + b"X" * 84, limits)  # exactly 100
-    with pytest.raises(ProtocolError) as info:
-        check_partial_head(b"GET / HTTP/1.1\r\n" + b"X" * 85, limits)
-    assert info.value.status == 431
+        for start in range(0, len(partial), step or len(partial)):
+            buffer += partial[start : start + (step or len(partial))]
+            assert scanner.find_end(buffer) == 0
+    assert info.value.status == 400
+
+
+def test_a_head_arriving_a_byte_at_a_time_is_found_and_not_checked_past_its_end() -> None:
+    scanner = HeadScanner(HeadLimits())
+    head = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"
+    buffer = bytearray()
+    for byte in head[:-1]:
+        buffer.append(byte)
+        assert scanner.find_end(buffer) == 0
+    buffer += b"\n\x00\nbody"  # the last byte of the head, then bytes that are not ours
+    assert scanner.find_end(buffer) == len(head)
+
+
+class CountingBuffer(bytearray):
+    """A buffer that adds up how many bytes its searches and slices look at."""
+
+    looked_at = 0
+
+    @staticmethod
+    def _span(size: int, start: int | None, end: int | None) -> int:
+        stop = size if end is None else min(end, size)
+        return max(stop - (start or 0), 0)
+
+    def find(self, sub: Any, start: Any = None, end: Any = None) -> int:
+        CountingBuffer.looked_at += self._span(len(self), start, end)
+        return super().find(sub, start, end)
+
+    def count(self, sub: Any, start: Any = None, end: Any = None) -> int:
+        CountingBuffer.looked_at += self._span(len(self), start, end)
+        return super().count(sub, start, end)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, slice):
+            CountingBuffer.looked_at += self._span(len(self), key.start, key.stop)
+        return super().__getitem__(key)
+
+
+def test_a_head_arriving_a_byte_at_a_time_is_scanned_in_linear_time() -> None:
+    CountingBuffer.looked_at = 0
+    limits = HeadLimits(max_head_size=64 * 1024, max_request_line_size=32 * 1024)
+    head = b"GET /" + b"a" * 20000 + b" HTTP/1.1\r\n" + b"X: 1\r\n" * 2000 + b"\r\n"
+    scanner = HeadScanner(limits)
+    buffer = CountingBuffer()
+    for byte in head:
+        buffer.append(byte)
+        size = scanner.find_end(buffer)
+    assert size == len(head)
+    assert CountingBuffer.looked_at < 20 * len(head)  # quadratic would be ~10**9

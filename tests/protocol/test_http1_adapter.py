@@ -169,3 +169,89 @@ def test_simple_response_never_echoes_peer_text() -> None:
     raw = render_simple_response(400, [(b"content-type", b"application/json")], b"{}")
     assert raw.startswith(b"HTTP/1.1 400 Bad Request\r\n")
     assert b"connection: close" in raw and raw.endswith(b"\r\n\r\n{}")
+
+
+SMUGGLING_SHAPES = {
+    "bare LF ending the trailer section": b"0\r\n\n",
+    "bare LF in a trailer field": b"0\r\nX: y\n\r\n",
+    "obs-fold in the trailer": b"0\r\nX: y\r\n z\r\n\r\n",
+    "control character in a trailer field": b"0\r\nX: a\x01b\r\n\r\n",
+    "CR inside a chunk extension": b"3;a\rb\r\nabc\r\n0\r\n\r\n",
+    "NUL inside a chunk extension": b"3;a\x00\r\nabc\r\n0\r\n\r\n",
+    "DEL inside a chunk extension": b"3;a\x7f\r\nabc\r\n0\r\n\r\n",
+    "space after the chunk size": b"3 \r\nabc\r\n0\r\n\r\n",
+    "a hundred hex digits": b"0" * 99 + b"3\r\nabc\r\n0\r\n\r\n",
+}
+
+
+@pytest.mark.parametrize("body", SMUGGLING_SHAPES.values(), ids=SMUGGLING_SHAPES.keys())
+def test_lenient_chunked_framing_is_refused_before_the_next_request(body: bytes) -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(
+        b"POST /1 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + body
+        + b"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+    )
+    assert isinstance(adapter.next_event(), RequestHead)
+    with pytest.raises(ProtocolError) as info:
+        while type(adapter.next_event()) is BodyChunk:
+            pass
+    assert info.value.status == 400
+
+
+def test_h11_is_never_fed_past_a_chunked_body() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(
+        b"POST /1 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"3;ext=1\r\nabc\r\n0\r\nX-Trailer: 1\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\n"
+    )
+    assert events(adapter)[1:] == [BodyChunk(b"abc"), BodyEnd(), PAUSED]
+    assert adapter._h11.trailing_data == (b"", False)
+    assert adapter.buffered == len(b"GET /2 HTTP/1.1\r\nHost: x\r\n\r\n")
+
+
+def test_a_chunked_body_arriving_a_byte_at_a_time() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"POST /1 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+    assert isinstance(adapter.next_event(), RequestHead)
+    got: list[object] = []
+    for byte in b"3\r\nabc\r\n10\r\n" + b"d" * 16 + b"\r\n0\r\nX: y\r\n\r\nGET":
+        adapter.receive_data(bytes([byte]))
+        got += events(adapter)[:-1]
+    assert b"".join(event.data for event in got if type(event) is BodyChunk) == b"abc" + b"d" * 16
+    assert got[-1] == BodyEnd()
+    assert adapter.buffered == 3
+
+
+def test_eof_inside_a_chunk_size_line_is_an_error() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3")
+    adapter.next_event()
+    assert adapter.next_event() is NEED_DATA
+    adapter.receive_data(b"")
+    with pytest.raises(ProtocolError) as info:
+        adapter.next_event()
+    assert info.value.status == 400
+
+
+def test_a_head_with_bare_lf_line_ends_is_refused_without_waiting() -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"GET / HTTP/1.1\nHost: x\n\n")
+    with pytest.raises(ProtocolError) as info:
+        adapter.next_event()
+    assert info.value.status == 400
+    assert info.value.answer
+
+
+def test_a_tls_client_hello_is_refused_without_an_answer() -> None:
+    for prefix in (b"", b"\r\n\r\n"):  # also after the empty lines a request may start with
+        adapter = HTTP1Adapter()
+        adapter.receive_data(prefix + b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+        with pytest.raises(ProtocolError) as info:
+            adapter.next_event()
+        assert not info.value.answer
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"G\x16")  # not the first byte: an ordinary bad request head
+    with pytest.raises(ProtocolError) as info:
+        adapter.next_event()
+    assert info.value.answer and info.value.status == 400

@@ -112,6 +112,15 @@ def test_bad_percent_encoding(path: str) -> None:
     assert "percent-encoding" in result.message
 
 
+@pytest.mark.parametrize("path", ["/users/a%00b", "/users/%00", "/files/x/%00/y"])
+def test_percent_encoded_nul_is_a_bad_path(path: str) -> None:
+    table = freeze(Router().get("/users/{name}", h).get("/files/{*rest}", h))
+    result = table.match("GET", path)
+    assert isinstance(result, BadPath)
+    assert "percent-encoding" in result.message
+    assert found(table, "/users/a%01b") == ("/users/{name}", {"name": "a\x01b"})
+
+
 @pytest.mark.parametrize("path", ["/%ff", "/x/%C3", "/%C3%28", "/%ed%a0%80"])
 def test_bad_utf8_after_decoding(path: str) -> None:
     table = freeze(Router().get("/{*rest}", h))

@@ -1,9 +1,11 @@
 """Strict checks on a raw HTTP/1.1 request head, before h11 parses it.
 
 h11 is lenient in places where a front server must not be (it unfolds obs-fold, accepts
-control characters in values, merges duplicate Content-Length, accepts Transfer-Encoding on
-HTTP/1.0, and only limits the head size across reads). These checks run once per head on
-the complete head bytes; each failure is a ``ProtocolError`` with its status.
+control characters in values and bare LF line ends, merges duplicate Content-Length, accepts
+Transfer-Encoding on HTTP/1.0 and an absolute-form target without a host, and only limits the
+head size across reads). ``check_head`` runs once per head on the complete head bytes;
+``HeadScanner`` finds the head's end and refuses a partial head as soon as it cannot become
+valid. Each failure is a ``ProtocolError`` with its status.
 """
 
 from __future__ import annotations
@@ -14,31 +16,77 @@ import attrs
 
 from .errors import ProtocolError
 
-__all__ = ["HeadLimits", "check_head", "check_partial_head"]
+__all__ = ["HeadLimits", "HeadScanner", "check_head"]
 
 # Bytes a head may hold: HTAB, CR, LF, visible ASCII and space, obs-text. Deleting these
 # leaves only the forbidden ones (control characters and DEL), in one C-speed pass.
 _ALLOWED = bytes([9, 10, 13, *range(0x20, 0x7F), *range(0x80, 0x100)])
 _VERSION = re.compile(rb"HTTP/(\d)\.(\d)")
+_HEAD_END = b"\r\n\r\n"
+_ABSOLUTE_FORM = re.compile(rb"https?://([^/?#]*)")  # group 1: the authority
 
 
 @attrs.frozen
 class HeadLimits:
-    """Size limits for a request head (see ``ServerConfig``)."""
+    """Size limits for a request head (see ``ServerConfig``). A chunked body's lines use
+    them too: a chunk-size line is at most ``max_request_line_size`` bytes, and its trailer
+    section at most ``max_head_size`` bytes and ``max_header_count`` fields."""
 
     max_head_size: int = 16 * 1024
     max_request_line_size: int = 8 * 1024
     max_header_count: int = 100
 
 
-def check_partial_head(buffer: bytes | bytearray, limits: HeadLimits) -> None:
-    """Checks on a head that is not complete yet: the request line and the whole head
-    must be able to fit their limits."""
-    line_end = buffer.find(b"\r\n", 0, limits.max_request_line_size + 2)
-    if line_end == -1 and len(buffer) > limits.max_request_line_size:
-        raise ProtocolError(414, "request line too long")
-    if len(buffer) > limits.max_head_size:
-        raise ProtocolError(431, "request head too large")
+class HeadScanner:
+    """Finds the end of a request head in a buffer that grows one read at a time, and
+    refuses a partial head as soon as its bytes break a rule: a bare CR or LF or a forbidden
+    character (400), a request line longer than its limit (414), a head larger than its limit
+    (431). Each byte is scanned once, so a head arriving a byte per read costs linear time.
+
+    The buffer must only grow between calls; call :meth:`restart` when bytes are removed
+    from its start (the caller drops empty lines before a request) or a new head begins."""
+
+    def __init__(self, limits: HeadLimits) -> None:
+        self.limits = limits
+        self._scanned = 0  # bytes at the start of the buffer already scanned
+        self._line_ended = False  # the request line's CR was seen within its limit
+
+    def restart(self) -> None:
+        """Forget the scan: the next call starts at the first byte of the buffer."""
+        self._scanned = 0
+        self._line_ended = False
+
+    def find_end(self, buffer: bytes | bytearray) -> int:
+        """The length of the complete head at the start of ``buffer`` (through its CRLF CRLF),
+        or 0 while it is incomplete. A complete head is not checked here (``check_head`` does
+        that); bytes after it are not looked at. Raises ``ProtocolError``."""
+        start = self._scanned
+        end = buffer.find(_HEAD_END, max(start - 3, 0))
+        if end != -1:
+            self.restart()
+            return end + 4
+        limits = self.limits
+        size = len(buffer)
+        if size > limits.max_head_size:
+            raise ProtocolError(431, "request head too large")
+        if not self._line_ended:
+            if buffer.find(b"\r", start, limits.max_request_line_size + 1) != -1:
+                self._line_ended = True
+            elif size > limits.max_request_line_size:
+                raise ProtocolError(414, "request line too long")
+        if buffer[start:].translate(None, _ALLOWED):
+            raise ProtocolError(400, "invalid characters in request head")
+        # Every LF at or after ``start`` must follow a CR, and every CR before the last byte
+        # must precede an LF (a CR as the last byte is checked once the next byte arrives).
+        before = max(start - 1, 0)
+        line_breaks = buffer.count(b"\r\n", before)
+        if (
+            buffer.count(b"\n", start) != line_breaks
+            or buffer.count(b"\r", before, size - 1) != line_breaks
+        ):
+            raise ProtocolError(400, "bare CR or LF in request head")
+        self._scanned = size
+        return 0
 
 
 def check_head(head: bytes, limits: HeadLimits) -> None:
@@ -57,10 +105,8 @@ def check_head(head: bytes, limits: HeadLimits) -> None:
         raise ProtocolError(400, "malformed HTTP version")
     if match.group(1) != b"1":
         raise ProtocolError(505, "HTTP version not supported on this connection")
-    if not (
-        target.startswith(b"/") or target.startswith(b"http://") or target.startswith(b"https://")
-    ):
-        raise ProtocolError(400, "request target must be in origin-form or absolute-form")
+    if not target.startswith(b"/"):
+        _check_absolute_form(target)
     if head.translate(None, _ALLOWED):
         raise ProtocolError(400, "invalid characters in request head")
     line_breaks = head.count(b"\r\n")
@@ -73,6 +119,20 @@ def check_head(head: bytes, limits: HeadLimits) -> None:
     lower = head.lower()
     if b"\r\ncontent-length:" in lower or b"\r\ntransfer-encoding:" in lower:
         _check_framing(lower, is_http10=match.group(2) == b"0")
+
+
+def _check_absolute_form(target: bytes) -> None:
+    """An absolute-form target names a host (RFC 9110 4.2.1: a URI with an empty host must be
+    rejected) and carries no userinfo (4.2.4 advises treating it as an error)."""
+    match = _ABSOLUTE_FORM.match(target)
+    if match is None:
+        raise ProtocolError(400, "request target must be in origin-form or absolute-form")
+    authority = match[1]
+    if b"@" in authority:
+        raise ProtocolError(400, "userinfo in the request target")
+    host = authority if authority.startswith(b"[") else authority.partition(b":")[0]
+    if not host:
+        raise ProtocolError(400, "absolute-form request target without a host")
 
 
 def _check_framing(lower_head: bytes, *, is_http10: bool) -> None:

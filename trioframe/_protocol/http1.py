@@ -2,9 +2,11 @@
 
 h11 owns the protocol state (message framing, keep-alive, ``Expect: 100-continue``). This
 adapter adds what a front server needs on top: the head is cut out of the byte stream and
-checked strictly (``head.check_head``) before h11 sees it, h11 is fed body bytes no further
-than the body's end (so pipelined requests stay ours to check), and h11's status hints become
-``ProtocolError`` statuses.
+checked strictly (``head.HeadScanner``, ``head.check_head``) before h11 sees it; a chunked
+body's framing is checked strictly too (``chunked.ChunkedFraming``); h11 is fed body bytes no
+further than the body's end (so pipelined requests stay ours to check); and h11's status hints
+become ``ProtocolError`` statuses. A request that opens with a TLS handshake record is a TLS
+client on a plain port: it is refused without an answer.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import attrs
 import h11
 
 from .._errors import reason_phrase
+from .chunked import ChunkedFraming
 from .errors import ProtocolError
-from .head import HeadLimits, check_head, check_partial_head
+from .head import HeadLimits, HeadScanner, check_head
 
 __all__ = [
     "CLOSED",
@@ -75,7 +78,7 @@ CLOSED: Final = _Sentinel("CLOSED")
 
 Event = RequestHead | BodyChunk | BodyEnd | _Sentinel
 
-_HEAD_END = b"\r\n\r\n"
+_TLS_HANDSHAKE = b"\x16"  # the first byte of a TLS handshake record (a ClientHello)
 _REASONS: dict[int, bytes] = {}
 _END_OF_BODY = BodyEnd()
 
@@ -95,7 +98,9 @@ class HTTP1Adapter:
         self._eof = False
         self._in_body = False
         self._head: RequestHead | None = None
-        self._body_left: int | None = None  # bytes of a Content-Length body not fed to h11
+        self._head_scanner = HeadScanner(self.limits)
+        self._body_left = 0  # bytes of a Content-Length body not fed to h11
+        self._chunked: ChunkedFraming | None = None  # a chunked body's framing check
 
     # -- receiving --------------------------------------------------------------------------
     def receive_data(self, data: bytes | bytearray) -> None:
@@ -132,17 +137,19 @@ class HTTP1Adapter:
         buffer = self._buffer
         while buffer[:2] == b"\r\n":  # RFC 9112 2.2: ignore empty lines before a request
             del buffer[:2]
-        end = buffer.find(_HEAD_END)
-        if end == -1:
-            check_partial_head(buffer, self.limits)
+            self._head_scanner.restart()
+        if buffer[:1] == _TLS_HANDSHAKE:
+            raise ProtocolError(400, "TLS handshake on a plain HTTP connection", answer=False)
+        size = self._head_scanner.find_end(buffer)
+        if not size:
             if self._eof:
                 if buffer:
                     raise ProtocolError(400, "connection closed inside a request head")
                 return CLOSED
             return NEED_DATA
-        head = bytes(buffer[: end + 4])
+        head = bytes(buffer[:size])
         check_head(head, self.limits)
-        del buffer[: end + 4]
+        del buffer[:size]
         try:
             self._h11.receive_data(head)
             event = self._h11.next_event()
@@ -168,7 +175,8 @@ class HTTP1Adapter:
             chunked=chunked,
             expects_continue=expects_continue,
         )
-        self._body_left = content_length
+        self._body_left = content_length or 0
+        self._chunked = ChunkedFraming(self.limits) if chunked else None
         self._in_body = True
         return self._head
 
@@ -193,17 +201,18 @@ class HTTP1Adapter:
         raise ProtocolError(400, "unexpected data in request body")  # pragma: no cover
 
     def _feed_body(self) -> None:
-        if self._eof and not self._buffer:
+        buffer = self._buffer
+        if self._eof and not buffer:
             self._h11.receive_data(b"")
             return
-        if self._body_left is None:  # chunked: h11 finds the end; extra bytes come back later
-            data = bytes(self._buffer)
-            self._buffer.clear()
+        if self._chunked is None:
+            size = min(self._body_left, len(buffer))
+            self._body_left -= size
         else:
-            data = bytes(self._buffer[: self._body_left])
-            del self._buffer[: self._body_left]
-            self._body_left -= len(data)
-        self._h11.receive_data(data)
+            size = self._chunked.check(buffer)
+        if size:
+            self._h11.receive_data(bytes(buffer[:size]))
+            del buffer[:size]
 
     @property
     def in_body(self) -> bool:
@@ -265,14 +274,9 @@ class HTTP1Adapter:
         return self._h11.our_state is h11.DONE
 
     def start_next_cycle(self) -> None:
-        """Reset for the next request; call after the response and the request body ended."""
-        h = self._h11
-        leftover, _closed = h.trailing_data
-        if leftover:  # pipelined bytes h11 read past a chunked body: take them back
-            self._buffer[:0] = leftover
-            self._h11 = h11.Connection(h11.SERVER)
-        else:
-            h.start_next_cycle()
+        """Reset for the next request; call after the response and the request body ended.
+        (h11 was never fed a byte past the request, so nothing is left in it.)"""
+        self._h11.start_next_cycle()
         self._head = None
 
 

@@ -92,9 +92,11 @@ def search(node: Node[T], segs: list[str], i: int, values: list[str]) -> Leaf[T]
 
 
 def decode_segment(segment: str) -> str:
-    """Percent-decode one path segment strictly: a ``%`` must be followed by two hex digits and
-    the decoded bytes must be UTF-8. Raises ``ValueError`` (``UnicodeDecodeError`` is one)
-    otherwise. Characters outside escapes are kept as they are."""
+    """Percent-decode one path segment strictly: a ``%`` must be followed by two hex digits,
+    the decoded bytes must be UTF-8 and hold no NUL (``%00``: C libraries, file systems and
+    databases end strings there, so a parameter could mean one thing here and another there).
+    Raises ``ValueError`` (``UnicodeDecodeError`` is one) otherwise. Characters outside escapes
+    are kept as they are."""
     head, *rest = segment.split("%")
     buf = bytearray(head.encode())
     for part in rest:
@@ -102,4 +104,6 @@ def decode_segment(segment: str) -> str:
             raise ValueError("invalid percent-encoding")
         buf.append(int(part[:2], 16))
         buf += part[2:].encode()
+    if 0 in buf:
+        raise ValueError("percent-encoded NUL")
     return buf.decode()

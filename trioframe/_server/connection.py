@@ -167,6 +167,8 @@ class HTTP1Connection:
             try:
                 await self._request_loop()
             except ProtocolError as exc:
+                if not exc.answer:  # not an HTTP peer: close without a word
+                    return
                 answer = (exc.status, exc.message)
             except _InternalFailure:
                 answer = (500, "Internal Server Error")
