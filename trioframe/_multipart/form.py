@@ -43,7 +43,8 @@ class Multipart:
 
     def __init__(self, request: Request, config: MultipartConfig) -> None:
         self._reader = request.body_reader
-        self._decoder = MultipartDecoder(boundary_of(request.headers.get("content-type")), config)
+        boundary = boundary_of(request.headers.get_all("content-type"))
+        self._decoder = MultipartDecoder(boundary, config)
         self._events: deque[Event] = deque()
         self._current: Field | None = None
         self._finished = False
@@ -82,14 +83,19 @@ class Multipart:
 
 class Field:
     """One part of the form. Its content can be consumed once, by ``text()``, ``bytes()``,
-    ``save_to_file()`` or ``chunks()``; a second read raises ``RuntimeError``."""
+    ``save_to_file()`` or ``chunks()``; a second read raises ``RuntimeError``.
+
+    ``name`` and ``file_name`` are the decoded Unicode names (``filename*=UTF-8''...`` is
+    preferred over ``filename=``; ``file_name`` is ``None`` without either); ``content_type``
+    is the part's Content-Type value. ``headers`` are the part's headers as received: like
+    request headers, their values read as ISO-8859-1 (``headers.raw`` has the bytes)."""
 
     def __init__(self, form: Multipart, start: PartStart) -> None:
         self._form = form
         self.name = start.name
         self.file_name = start.file_name
         self.content_type = start.content_type
-        self.headers = Headers.from_pairs(list(start.headers))
+        self.headers = Headers(start.headers)
         self._consumed = False
         self._skipped = False
         self._done = False
