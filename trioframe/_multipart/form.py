@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from .._errors import BadRequest
 from .._http.headers import Headers
+from .charsets import text_codec
 from .decoder import (
     Event,
     FormEnd,
@@ -96,6 +97,7 @@ class Field:
         self.file_name = start.file_name
         self.content_type = start.content_type
         self.headers = Headers(start.headers)
+        self._charset = start.charset
         self._consumed = False
         self._skipped = False
         self._done = False
@@ -139,19 +141,18 @@ class Field:
         return b"".join([chunk async for chunk in self.chunks()])
 
     async def text(self) -> str:
-        """The content as text (UTF-8 unless the part names another charset); 400 when it
-        does not decode."""
+        """The content as text: UTF-8 unless the part's Content-Type names another charset.
+        400 for a charset outside ``charsets.TEXT_CODECS`` (checked before any content is
+        read) and for content that does not decode."""
+        charset = "utf-8" if self._charset is None else self._charset
+        codec = text_codec(charset)
+        if codec is None:
+            raise BadRequest(f"field {self.name!r}: charset {charset[:40]!r} is not supported")
         data = await self.bytes()
-        charset = "utf-8"
-        content_type = self.headers.get("content-type") or ""
-        for param in content_type.split(";")[1:]:
-            key, _, value = param.strip().partition("=")
-            if key.lower() == "charset" and value:
-                charset = value.strip('"')
         try:
-            return data.decode(charset)
-        except (UnicodeDecodeError, LookupError):
-            raise BadRequest(f"field {self.name!r} is not valid {charset} text") from None
+            return data.decode(codec)
+        except UnicodeDecodeError:
+            raise BadRequest(f"field {self.name!r} is not valid {charset[:40]} text") from None
 
     async def save_to_file(self, path: str | os.PathLike[str]) -> FileField:
         """Stream the content into a new file at ``path`` (exactly that path: never a
