@@ -120,12 +120,12 @@ async def test_content_that_does_not_decode_is_400(charset: str, content: bytes)
 async def test_unknown_charset_names_leave_no_trace_in_the_codec_registry() -> None:
     """``encodings`` remembers every name it failed to find, for good: decoding with the
     client's name as it is let each request grow that cache."""
-    before = len(encodings._cache)  # type: ignore[attr-defined]
+    before = len(encodings._cache)
     parts = [Part(f"f{i}", b"x", content_type=f"text/plain; charset=nope-{i}") for i in range(20)]
     for part in parts:
         response, _ = await _post([part])
         assert response.status_code == 400
-    assert len(encodings._cache) == before  # type: ignore[attr-defined]
+    assert len(encodings._cache) == before
 
 
 def test_every_accepted_codec_exists_and_decodes_text() -> None:

@@ -163,7 +163,7 @@ async def test_malformed_content_type_parameters_are_400(value: str, fragment: s
     [
         f"multipart/form-data; boundary*=UTF-8''{BOUNDARY}",
         f"multipart/form-data;boundary={BOUNDARY};",
-        f"multipart/form-data ; charset=utf-8 ;; boundary=\"{BOUNDARY}\"",
+        f'multipart/form-data ; charset=utf-8 ;; boundary="{BOUNDARY}"',
     ],
 )
 async def test_well_formed_content_type_variants_are_accepted(value: str) -> None:

@@ -5,6 +5,7 @@ and linear time on 16 KiB of adversarial input."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
@@ -152,9 +153,7 @@ def test_16_kib_of_adversarial_input_parses_in_linear_time(header: str) -> None:
     best = float("inf")
     for _ in range(5):
         start = time.perf_counter()
-        try:
+        with contextlib.suppress(ParameterError):
             parse_header_parameters(header)
-        except ParameterError:
-            pass
         best = min(best, time.perf_counter() - start)
     assert best < 0.010, f"{best * 1000:.1f} ms"

@@ -95,9 +95,7 @@ def parse_header_parameters(header: str) -> tuple[str, dict[str, str]]:
     return value.lower(), plain | extended
 
 
-def _read_parameter(
-    header: str, pos: int, plain: dict[str, str], extended: dict[str, str]
-) -> int:
+def _read_parameter(header: str, pos: int, plain: dict[str, str], extended: dict[str, str]) -> int:
     """Read the ``name=value`` at ``pos`` and its ending (OWS, then ``;`` or the end of the
     header) into ``plain`` or ``extended``; the position after it."""
     name_match = _TOKEN.match(header, pos)
@@ -128,9 +126,7 @@ def _store(
     """File one parameter under ``plain`` (``p=``) or ``extended`` (``p*=``, decoded)."""
     base, star, rest = name.partition("*")
     if rest:
-        raise ParameterError(
-            f"parameter {_shown(name)}: RFC 2231 continuations are not supported"
-        )
+        raise ParameterError(f"parameter {_shown(name)}: RFC 2231 continuations are not supported")
     target = extended if star else plain
     if base in target:
         raise ParameterError(f"parameter {_shown(name)} appears more than once")
