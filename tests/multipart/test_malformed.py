@@ -243,6 +243,37 @@ async def test_part_without_form_data_disposition_or_name_is_400(part: Part, fra
     assert calls.fields in ([], ["first"])
 
 
+async def _post_in_pieces(body: bytes, size: int) -> Any:
+    async def pieces() -> Any:
+        for start in range(0, len(body), size):
+            yield body[start : start + size]
+
+    calls = Calls()
+    async with TestClient(_router(calls)) as client:
+        return await client.post("/u", content=pieces(), headers={"content-type": CONTENT_TYPE})
+
+
+@pytest.mark.parametrize("piece", [None, 1, 3])
+@pytest.mark.parametrize("prefix", [b"\r\x00", b"\r\ngarbage", b"\n \r\n", b"\r\n\r\n\x00\r\n"])
+async def test_bytes_between_leading_blank_lines_and_the_first_delimiter_are_400(
+    prefix: bytes, piece: int | None
+) -> None:
+    """python-multipart skips from a leading CR/LF to the next '-' of the same chunk, so the
+    garbage was accepted when the body came in one piece and refused when cut after the CR."""
+    body = prefix + VALID
+    response = (await _post(body))[0] if piece is None else await _post_in_pieces(body, piece)
+    assert_error(response, 400, "malformed multipart body")
+
+
+@pytest.mark.parametrize("piece", [None, 1, 3])
+@pytest.mark.parametrize("prefix", [b"\r\n", b"\n", b"\r\n\r\n"])
+async def test_leading_blank_lines_are_accepted(prefix: bytes, piece: int | None) -> None:
+    body = prefix + VALID
+    response = (await _post(body))[0] if piece is None else await _post_in_pieces(body, piece)
+    assert response.status_code == 200, response.text
+    assert response.json() == ["a", "f"]
+
+
 async def test_epilogue_after_the_closing_boundary_is_ignored() -> None:
     response, _ = await _post(VALID + b"epilogue text the client may add\r\n")
     assert response.status_code == 200, response.text

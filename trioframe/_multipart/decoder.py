@@ -1,8 +1,13 @@
 """A sans-I/O multipart decoder: body chunks in, part events out, limits enforced.
 
-python-multipart does the parsing; this module turns its callbacks into events, reads the
+python-multipart does the framing; this module turns its callbacks into events, reads the
 part headers, and applies ``MultipartConfig``. Every limit crossed is a ``PayloadTooLarge``
 (413) naming the limit; a malformed body is a ``BadRequest`` (400).
+
+Part headers are kept as the bytes received. Content-Disposition and Content-Type are read
+as UTF-8 (what browsers send) with ``parse_header_parameters``: a value that is not UTF-8,
+malformed or ambiguous parameters, a repeated one of these headers, and a control character
+in any header value are 400.
 """
 
 from __future__ import annotations
@@ -114,6 +119,7 @@ class MultipartDecoder:
         self._part_limit = 0
         self._part_limit_name = ""
         self._ended = False
+        self._before_first_delimiter = True
         callbacks: Any = {
             "on_part_begin": self._on_part_begin,
             "on_header_field": self._on_header_field,
@@ -140,12 +146,24 @@ class MultipartDecoder:
             raise PayloadTooLarge(
                 f"multipart body is larger than max_total_size ({self.config.max_total_size})"
             )
+        if self._before_first_delimiter:
+            self._check_start(chunk)
         try:
             self._parser.write(chunk)
         except MultipartParseError:
             raise BadRequest("malformed multipart body") from None
         events, self._events = self._events, []
         return events
+
+    def _check_start(self, chunk: bytes) -> None:
+        """The body may open with blank lines, then its first delimiter. python-multipart
+        skips from a leading CR or LF to the next ``-`` *of the same chunk*, so whatever lay
+        between was accepted or refused depending on where the body was cut: refuse it."""
+        start = chunk.lstrip(b"\r\n")
+        if start:
+            self._before_first_delimiter = False
+            if not start.startswith(b"-"):
+                raise BadRequest("malformed multipart body")
 
     def finish(self) -> list[Event]:
         """The last events at the end of the body; 400 when the body ended early."""
