@@ -203,7 +203,7 @@ class MultipartDecoder:
         name = bytes(self._field).lower()  # python-multipart let only token bytes through
         value = bytes(self._value).strip(b" \t")
         if _CONTROL.search(value):
-            shown = name.decode("ascii").title()
+            shown = name.decode("latin-1").title()
             raise BadRequest(f"multipart part header {shown} contains a control character")
         self._headers.append((name, value))
         self._field = bytearray()
@@ -215,7 +215,7 @@ class MultipartDecoder:
         values = [value for key, value in self._headers if key == name]
         if not values:
             return None
-        shown = name.decode("ascii").title()
+        shown = name.decode("latin-1").title()
         if len(values) > 1:
             raise BadRequest(f"multipart part with more than one {shown} header")
         try:
@@ -223,17 +223,19 @@ class MultipartDecoder:
         except UnicodeDecodeError:
             raise BadRequest(f"multipart part header {shown} is not valid UTF-8") from None
 
-    def _parameters(self, name: bytes, value: str) -> tuple[str, dict[str, str]]:
+    @staticmethod
+    def _parameters(label: str, value: str) -> tuple[str, dict[str, str]]:
+        """``parse_header_parameters(value)``; 400 naming the header ``label`` if it fails."""
         try:
             return parse_header_parameters(value)
         except ParameterError as exc:
-            raise BadRequest(f"multipart part header {name.decode().title()}: {exc}") from None
+            raise BadRequest(f"multipart part header {label}: {exc}") from None
 
     def _on_headers_finished(self) -> None:
         disposition = self._header(b"content-disposition")
         if disposition is None:
             raise BadRequest("multipart part without Content-Disposition: form-data")
-        kind, params = self._parameters(b"content-disposition", disposition)
+        kind, params = self._parameters("Content-Disposition", disposition)
         if kind != "form-data":
             raise BadRequest("multipart part without Content-Disposition: form-data")
         field_name = params.get("name")
@@ -243,7 +245,7 @@ class MultipartDecoder:
         content_type = self._header(b"content-type") or None  # empty counts as absent
         charset = None
         if content_type is not None:
-            charset = self._parameters(b"content-type", content_type)[1].get("charset")
+            charset = self._parameters("Content-Type", content_type)[1].get("charset")
         if file_name is not None:
             self._part_limit, self._part_limit_name = self.config.max_file_size, "max_file_size"
         else:
