@@ -199,6 +199,12 @@ async def test_a_malformed_body_while_saving_removes_the_partial_file(
         ("semi;colon&amp$.txt", "semi_colon_amp_.txt"),
         ("\uff46\uff55\uff4c\uff4c.txt", "full.txt"),  # NFKC: full-width letters become ASCII
         ("rtl\u202etxt.exe", "rtltxt.exe"),  # the bidi override is dropped
+        # Only ASCII letters and digits are kept: names in other scripts keep their suffix.
+        ("写真.jpg", "_.jpg"),
+        ("Отчёт.pdf", "_.pdf"),
+        ("🙂.png", "_.png"),
+        ("Grüße.txt", "Gr_e.txt"),
+        ("写真", "_"),
     ],
 )
 def test_safe_filename(client_name: str, safe: str) -> None:

@@ -61,6 +61,9 @@ async def test_the_valid_body_is_accepted() -> None:
         "application/x-www-form-urlencoded",
         f"multipart/mixed; boundary={BOUNDARY}",
         f"text/plain; boundary={BOUNDARY}",
+        f"multipart/form-data boundary={BOUNDARY}",
+        f"multipart/form-data-x; boundary={BOUNDARY}",
+        f"text/plain; boundary*0={BOUNDARY}; boundary*=x",
         "",
         None,
     ],
@@ -110,15 +113,20 @@ async def test_boundary_of_71_characters_is_400() -> None:
     assert calls.entered == 0
 
 
-async def test_non_ascii_boundary_is_400() -> None:
+@pytest.mark.parametrize(
+    ("value", "fragments"),
+    [
+        # A byte over 0x7F is not a token character...
+        (b"multipart/form-data; boundary=caf\xe9", ["malformed Content-Type", "'boundary'"]),
+        # ... and a quoted-string may carry it, but a boundary must be ASCII.
+        (b'multipart/form-data; boundary="caf\xe9"', ["boundary", "ASCII"]),
+    ],
+)
+async def test_non_ascii_boundary_is_400(value: bytes, fragments: list[str]) -> None:
     calls = Calls()
     async with TestClient(_router(calls)) as client:
-        response = await client.post(
-            "/u",
-            content=VALID,
-            headers={b"content-type": b"multipart/form-data; boundary=caf\xe9"},
-        )
-    assert_error(response, 400, "boundary", "ASCII")
+        response = await client.post("/u", content=VALID, headers={b"content-type": value})
+    assert_error(response, 400, *fragments)
     assert calls.entered == 0
 
 
@@ -127,6 +135,53 @@ async def test_quoted_boundary_with_rfc_characters_is_accepted() -> None:
     body = encode([Part("a", b"alpha")], boundary)
     response, _ = await _post(body, {"content-type": f'multipart/form-data; boundary="{boundary}"'})
     assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ("multipart/form-data; boundary*=x; boundary*0=y", "charset'language'percent-encoded"),
+        ("multipart/form-data; boundary*=UTF-8''x; boundary*0=y", "continuations are not supported"),
+        ("multipart/form-data; boundary*0=test-; boundary*1=boundary", "continuations are not supported"),
+        (f"multipart/form-data; boundary={BOUNDARY}; boundary=other", "'boundary' appears more than once"),
+        (f"multipart/form-data; boundary={BOUNDARY}; BOUNDARY={BOUNDARY}", "'boundary' appears more than once"),
+        (f'multipart/form-data; boundary="{BOUNDARY}', "'boundary' has no valid value"),
+        (f"multipart/form-data; boundary={BOUNDARY} x", "expected ';' after parameter 'boundary'"),
+        (f"multipart/form-data; boundary = {BOUNDARY}", "'boundary' has no '='"),
+        (f"multipart/form-data; charset=utf-8; charset=latin-1; boundary={BOUNDARY}", "'charset' appears more than once"),
+        (f"multipart/form-data; boundary={BOUNDARY}; =x", "expected a parameter name"),
+    ],
+)  # fmt: skip
+async def test_malformed_content_type_parameters_are_400(value: str, fragment: str) -> None:
+    response, calls = await _post(VALID, {"content-type": value})
+    assert_error(response, 400, "malformed Content-Type", fragment)
+    assert calls.entered == 0
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        f"multipart/form-data; boundary*=UTF-8''{BOUNDARY}",
+        f"multipart/form-data;boundary={BOUNDARY};",
+        f'multipart/form-data ; charset=utf-8 ;; boundary="{BOUNDARY}"',
+    ],
+)
+async def test_well_formed_content_type_variants_are_accepted(value: str) -> None:
+    response, _ = await _post(VALID, {"content-type": value})
+    assert response.status_code == 200, response.text
+    assert response.json() == ["a", "f"]
+
+
+async def test_a_repeated_content_type_header_is_400() -> None:
+    calls = Calls()
+    async with TestClient(_router(calls)) as client:
+        response = await client.post(
+            "/u",
+            content=VALID,
+            headers=[("content-type", CONTENT_TYPE), ("content-type", content_type("other"))],
+        )
+    assert_error(response, 400, "more than one Content-Type header")
+    assert calls.entered == 0
 
 
 async def test_body_with_another_boundary_is_400() -> None:
@@ -186,6 +241,37 @@ async def test_part_without_form_data_disposition_or_name_is_400(part: Part, fra
     # surfaces at the first next_field(), before "first" is handed out.
     assert calls.entered == 1
     assert calls.fields in ([], ["first"])
+
+
+async def _post_in_pieces(body: bytes, size: int) -> Any:
+    async def pieces() -> Any:
+        for start in range(0, len(body), size):
+            yield body[start : start + size]
+
+    calls = Calls()
+    async with TestClient(_router(calls)) as client:
+        return await client.post("/u", content=pieces(), headers={"content-type": CONTENT_TYPE})
+
+
+@pytest.mark.parametrize("piece", [None, 1, 3])
+@pytest.mark.parametrize("prefix", [b"\r\x00", b"\r\ngarbage", b"\n \r\n", b"\r\n\r\n\x00\r\n"])
+async def test_bytes_between_leading_blank_lines_and_the_first_delimiter_are_400(
+    prefix: bytes, piece: int | None
+) -> None:
+    """python-multipart skips from a leading CR/LF to the next '-' of the same chunk, so the
+    garbage was accepted when the body came in one piece and refused when cut after the CR."""
+    body = prefix + VALID
+    response = (await _post(body))[0] if piece is None else await _post_in_pieces(body, piece)
+    assert_error(response, 400, "malformed multipart body")
+
+
+@pytest.mark.parametrize("piece", [None, 1, 3])
+@pytest.mark.parametrize("prefix", [b"\r\n", b"\n", b"\r\n\r\n"])
+async def test_leading_blank_lines_are_accepted(prefix: bytes, piece: int | None) -> None:
+    body = prefix + VALID
+    response = (await _post(body))[0] if piece is None else await _post_in_pieces(body, piece)
+    assert response.status_code == 200, response.text
+    assert response.json() == ["a", "f"]
 
 
 async def test_epilogue_after_the_closing_boundary_is_ignored() -> None:

@@ -1,13 +1,18 @@
 """A sans-I/O multipart decoder: body chunks in, part events out, limits enforced.
 
-python-multipart does the parsing; this module turns its callbacks into events, reads the
+python-multipart does the framing; this module turns its callbacks into events, reads the
 part headers, and applies ``MultipartConfig``. Every limit crossed is a ``PayloadTooLarge``
 (413) naming the limit; a malformed body is a ``BadRequest`` (400).
+
+Part headers are kept as the bytes received. Content-Disposition and Content-Type are read
+as UTF-8 (what browsers send) with ``parse_header_parameters``: a value that is not UTF-8,
+malformed or ambiguous parameters, a repeated one of these headers, and a control character
+in any header value are 400.
 """
 
 from __future__ import annotations
 
-from email.message import Message
+import re
 from typing import Any
 
 import attrs
@@ -15,12 +20,14 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser
 
 from .._errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from .._http.params import ParameterError, parse_header_parameters
 
 __all__ = ["FormEnd", "MultipartConfig", "MultipartDecoder", "PartData", "PartEnd", "PartStart"]
 
 KiB = 1024
 MiB = 1024 * KiB
 MAX_BOUNDARY = 70  # RFC 2046 section 5.1.1
+_CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # in a header value; HTAB is allowed
 
 
 def _positive(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
@@ -43,12 +50,15 @@ class MultipartConfig:
 
 @attrs.frozen
 class PartStart:
-    """A part begins: its headers (names lower-case), form field name, file name, type."""
+    """A part begins: its headers as received (names lower-case), the form field name and
+    file name (decoded: ``filename*`` preferred over ``filename``), its Content-Type value,
+    and the ``charset`` parameter of that Content-Type."""
 
-    headers: tuple[tuple[str, str], ...]
+    headers: tuple[tuple[bytes, bytes], ...]
     name: str
     file_name: str | None
     content_type: str | None
+    charset: str | None
 
 
 @attrs.frozen
@@ -69,15 +79,21 @@ class FormEnd:
 Event = PartStart | PartData | PartEnd | FormEnd
 
 
-def boundary_of(content_type: str | None) -> bytes:
-    """The boundary of a ``multipart/form-data`` content type: 415 for another type, 400
-    for a missing, empty or over-long boundary."""
-    message = Message()
-    message["content-type"] = content_type or ""
-    if message.get_content_type() != "multipart/form-data":
+def boundary_of(content_types: list[str]) -> bytes:
+    """The boundary in the request's Content-Type header (``content_types``: its values):
+    415 for a type other than ``multipart/form-data``, 400 for a repeated header, malformed
+    parameters and a missing, empty, over-long or non-ASCII boundary."""
+    if len(content_types) > 1:
+        raise BadRequest("more than one Content-Type header")
+    value = content_types[0] if content_types else ""
+    if value.partition(";")[0].strip(" \t").lower() != "multipart/form-data":
         raise UnsupportedMediaType("expected Content-Type multipart/form-data")
-    boundary = message.get_param("boundary")
-    if not isinstance(boundary, str) or not boundary:
+    try:
+        _, params = parse_header_parameters(value)
+    except ParameterError as exc:
+        raise BadRequest(f"malformed Content-Type: {exc}") from None
+    boundary = params.get("boundary")
+    if not boundary:
         raise BadRequest("multipart body without a boundary")
     if len(boundary) > MAX_BOUNDARY:
         raise BadRequest(f"multipart boundary longer than {MAX_BOUNDARY} characters")
@@ -96,13 +112,14 @@ class MultipartDecoder:
         self._header_bytes = 0
         self._field: bytearray = bytearray()
         self._value: bytearray = bytearray()
-        self._headers: list[tuple[str, str]] = []
+        self._headers: list[tuple[bytes, bytes]] = []
         self._fields = 0
         self._total = 0
         self._part_size = 0
         self._part_limit = 0
         self._part_limit_name = ""
         self._ended = False
+        self._before_first_delimiter = True
         callbacks: Any = {
             "on_part_begin": self._on_part_begin,
             "on_header_field": self._on_header_field,
@@ -129,12 +146,24 @@ class MultipartDecoder:
             raise PayloadTooLarge(
                 f"multipart body is larger than max_total_size ({self.config.max_total_size})"
             )
+        if self._before_first_delimiter:
+            self._check_start(chunk)
         try:
             self._parser.write(chunk)
         except MultipartParseError:
             raise BadRequest("malformed multipart body") from None
         events, self._events = self._events, []
         return events
+
+    def _check_start(self, chunk: bytes) -> None:
+        """The body may open with blank lines, then its first delimiter. python-multipart
+        skips from a leading CR or LF to the next ``-`` *of the same chunk*, so whatever lay
+        between was accepted or refused depending on where the body was cut: refuse it."""
+        start = chunk.lstrip(b"\r\n")
+        if start:
+            self._before_first_delimiter = False
+            if not start.startswith(b"-"):
+                raise BadRequest("malformed multipart body")
 
     def finish(self) -> list[Event]:
         """The last events at the end of the body; 400 when the body ended early."""
@@ -171,34 +200,58 @@ class MultipartDecoder:
         self._value += data[start:end]
 
     def _on_header_end(self) -> None:
-        name = self._field.decode("latin-1").strip().lower()
-        value = self._value.decode("utf-8", "replace").strip()
+        name = bytes(self._field).lower()  # python-multipart let only token bytes through
+        value = bytes(self._value).strip(b" \t")
+        if _CONTROL.search(value):
+            shown = name.decode("latin-1").title()
+            raise BadRequest(f"multipart part header {shown} contains a control character")
         self._headers.append((name, value))
         self._field = bytearray()
         self._value = bytearray()
 
+    def _header(self, name: bytes) -> str | None:
+        """The value of the part header ``name`` as UTF-8 text, ``None`` when absent; 400
+        when it is repeated or not valid UTF-8."""
+        values = [value for key, value in self._headers if key == name]
+        if not values:
+            return None
+        shown = name.decode("latin-1").title()
+        if len(values) > 1:
+            raise BadRequest(f"multipart part with more than one {shown} header")
+        try:
+            return values[0].decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadRequest(f"multipart part header {shown} is not valid UTF-8") from None
+
+    @staticmethod
+    def _parameters(label: str, value: str) -> tuple[str, dict[str, str]]:
+        """``parse_header_parameters(value)``; 400 naming the header ``label`` if it fails."""
+        try:
+            return parse_header_parameters(value)
+        except ParameterError as exc:
+            raise BadRequest(f"multipart part header {label}: {exc}") from None
+
     def _on_headers_finished(self) -> None:
-        message = Message()
-        for name, value in self._headers:
-            message[name] = value
-        if message.get_content_disposition() != "form-data":
+        disposition = self._header(b"content-disposition")
+        if disposition is None:
             raise BadRequest("multipart part without Content-Disposition: form-data")
-        field_name = message.get_param("name", header="content-disposition")
-        if not isinstance(field_name, str):
+        kind, params = self._parameters("Content-Disposition", disposition)
+        if kind != "form-data":
+            raise BadRequest("multipart part without Content-Disposition: form-data")
+        field_name = params.get("name")
+        if field_name is None:
             raise BadRequest("multipart part without a field name")
-        file_name = message.get_filename()
-        content_type = message.get("content-type")
+        file_name = params.get("filename")
+        content_type = self._header(b"content-type") or None  # empty counts as absent
+        charset = None
+        if content_type is not None:
+            charset = self._parameters("Content-Type", content_type)[1].get("charset")
         if file_name is not None:
             self._part_limit, self._part_limit_name = self.config.max_file_size, "max_file_size"
         else:
             self._part_limit, self._part_limit_name = self.config.max_field_size, "max_field_size"
         self._events.append(
-            PartStart(
-                tuple(self._headers),
-                field_name,
-                file_name,
-                str(content_type) if content_type else None,
-            )
+            PartStart(tuple(self._headers), field_name, file_name, content_type, charset)
         )
 
     def _on_part_data(self, data: bytes, start: int, end: int) -> None:

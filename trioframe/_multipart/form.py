@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from .._errors import BadRequest
 from .._http.headers import Headers
+from .charsets import text_codec
 from .decoder import (
     Event,
     FormEnd,
@@ -43,7 +44,8 @@ class Multipart:
 
     def __init__(self, request: Request, config: MultipartConfig) -> None:
         self._reader = request.body_reader
-        self._decoder = MultipartDecoder(boundary_of(request.headers.get("content-type")), config)
+        boundary = boundary_of(request.headers.get_all("content-type"))
+        self._decoder = MultipartDecoder(boundary, config)
         self._events: deque[Event] = deque()
         self._current: Field | None = None
         self._finished = False
@@ -82,14 +84,20 @@ class Multipart:
 
 class Field:
     """One part of the form. Its content can be consumed once, by ``text()``, ``bytes()``,
-    ``save_to_file()`` or ``chunks()``; a second read raises ``RuntimeError``."""
+    ``save_to_file()`` or ``chunks()``; a second read raises ``RuntimeError``.
+
+    ``name`` and ``file_name`` are the decoded Unicode names (``filename*=UTF-8''...`` is
+    preferred over ``filename=``; ``file_name`` is ``None`` without either); ``content_type``
+    is the part's Content-Type value. ``headers`` are the part's headers as received: like
+    request headers, their values read as ISO-8859-1 (``headers.raw`` has the bytes)."""
 
     def __init__(self, form: Multipart, start: PartStart) -> None:
         self._form = form
         self.name = start.name
         self.file_name = start.file_name
         self.content_type = start.content_type
-        self.headers = Headers.from_pairs(list(start.headers))
+        self.headers = Headers(start.headers)
+        self._charset = start.charset
         self._consumed = False
         self._skipped = False
         self._done = False
@@ -133,19 +141,18 @@ class Field:
         return b"".join([chunk async for chunk in self.chunks()])
 
     async def text(self) -> str:
-        """The content as text (UTF-8 unless the part names another charset); 400 when it
-        does not decode."""
+        """The content as text: UTF-8 unless the part's Content-Type names another charset.
+        400 for a charset outside ``charsets.TEXT_CODECS`` (checked before any content is
+        read) and for content that does not decode."""
+        charset = "utf-8" if self._charset is None else self._charset
+        codec = text_codec(charset)
+        if codec is None:
+            raise BadRequest(f"field {self.name!r}: charset {charset[:40]!r} is not supported")
         data = await self.bytes()
-        charset = "utf-8"
-        content_type = self.headers.get("content-type") or ""
-        for param in content_type.split(";")[1:]:
-            key, _, value = param.strip().partition("=")
-            if key.lower() == "charset" and value:
-                charset = value.strip('"')
         try:
-            return data.decode(charset)
-        except (UnicodeDecodeError, LookupError):
-            raise BadRequest(f"field {self.name!r} is not valid {charset} text") from None
+            return data.decode(codec)
+        except UnicodeDecodeError:
+            raise BadRequest(f"field {self.name!r} is not valid {charset[:40]} text") from None
 
     async def save_to_file(self, path: str | os.PathLike[str]) -> FileField:
         """Stream the content into a new file at ``path`` (exactly that path: never a
