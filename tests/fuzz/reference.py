@@ -94,6 +94,7 @@ class Stop:
     offset: int  # the offending byte, or the end of the data
     start: int  # where the request the reference did not accept begins
     head: ReferenceRequest | None = None
+    over_limit: bool = False  # it stopped at one of the server's size limits
 
 
 @attrs.frozen
@@ -109,10 +110,11 @@ class _Incomplete(Exception):
 
 
 class _Rejected(Exception):
-    def __init__(self, reason: str, offset: int) -> None:
+    def __init__(self, reason: str, offset: int, *, over_limit: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.offset = offset
+        self.over_limit = over_limit
 
 
 def parse_stream(data: bytes, limits: Limits) -> Parse:
@@ -133,7 +135,7 @@ def parse_stream(data: bytes, limits: Limits) -> Parse:
             )
         except _Rejected as exc:
             reason = f"{parser.where}: {exc.reason}"
-            stop = Stop("rejected", reason, exc.offset, start, head)
+            stop = Stop("rejected", reason, exc.offset, start, head, exc.over_limit)
             return Parse(tuple(requests), stop)
         must_accept = head.must_accept and parser.body_must_accept
         requests.append(attrs.evolve(head, body=body, must_accept=must_accept, end=parser.pos))
@@ -178,10 +180,10 @@ class _Parser:
             request_line = self.line()
         except _Incomplete:
             if len(self.data) - start > limits.max_request_line_size + 1:
-                raise _Rejected("request line over the limit", start) from None
+                raise _Rejected("request line over the limit", start, over_limit=True) from None
             raise
         if len(request_line) > limits.max_request_line_size:
-            raise _Rejected("request line over the limit", start)
+            raise _Rejected("request line over the limit", start, over_limit=True)
         method, target, version, must_accept = self.request_line(request_line, start)
         self.where = "header section"
         fields: list[tuple[bytes, bytes]] = []
@@ -191,15 +193,15 @@ class _Parser:
                 line = self.line()
             except _Incomplete:
                 if len(self.data) - start > limits.max_head_size:
-                    raise _Rejected("head over the limit", start) from None
+                    raise _Rejected("head over the limit", start, over_limit=True) from None
                 raise
             if not line:
                 break
             fields.append(self.field_line(line, line_start))
         if self.pos - start > limits.max_head_size:
-            raise _Rejected("head over the limit", start)
+            raise _Rejected("head over the limit", start, over_limit=True)
         if len(fields) > limits.max_header_count:
-            raise _Rejected("too many header fields", start)
+            raise _Rejected("too many header fields", start, over_limit=True)
         framing, expects_continue, fields_must_accept = self.check_fields(fields, version, start)
         head = ReferenceRequest(
             method=method.decode("ascii"),
@@ -296,7 +298,7 @@ class _Parser:
         if framing is None:
             return self.chunked_body()
         if framing > self.limits.max_body_size:
-            raise _Rejected("body over the limit", self.pos)
+            raise _Rejected("body over the limit", self.pos, over_limit=True)
         if len(self.data) - self.pos < framing:
             raise _Incomplete
         self.pos += framing
@@ -315,7 +317,7 @@ class _Parser:
                 break
             total += size
             if total > self.limits.max_body_size:
-                raise _Rejected("body over the limit", line_start)
+                raise _Rejected("body over the limit", line_start, over_limit=True)
             end = self.pos + size
             self.where = "chunk data"
             if len(data) < end + 2:

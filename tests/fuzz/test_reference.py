@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from http import HTTPStatus
+
 import pytest
 
 from tests.fuzz.http1_harness import (
@@ -143,7 +145,7 @@ def test_request_line_limit(extra: int, accepted: bool) -> None:
     line = b"GET /" + b"a" * (20 - 14 + extra) + b" HTTP/1.1"
     assert len(line) == 20 + extra
     parse = parse_stream(line + b"\r\nHost: t\r\n\r\n", _SMALL)
-    assert bool(parse.requests) == accepted
+    assert (bool(parse.requests), parse.stop.over_limit) == (accepted, not accepted)
 
 
 @pytest.mark.parametrize(("extra", "accepted"), [(-1, True), (0, True), (1, False)])
@@ -163,8 +165,9 @@ def test_header_count_limit(count: int, accepted: bool) -> None:
 def test_body_size_limit(size: int, accepted: bool) -> None:
     length = b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n" % size + b"x" * size
     chunked = _CHUNKED + b"2\r\nxx\r\n%x\r\n" % (size - 2) + b"x" * (size - 2) + b"\r\n0\r\n\r\n"
-    assert bool(parse_stream(length, _SMALL).requests) == accepted
-    assert bool(parse_stream(chunked, _SMALL).requests) == accepted
+    for data in (length, chunked):
+        parse = parse_stream(data, _SMALL)
+        assert (bool(parse.requests), parse.stop.over_limit) == (accepted, not accepted)
 
 
 # -- the response parser ------------------------------------------------------------------------
@@ -207,11 +210,18 @@ def test_malformed_output_is_refused(output: bytes) -> None:
 
 # -- check, on runs made up by hand -------------------------------------------------------------
 _OK = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"
-_ERROR_BODY = b'{"status":400,"error":"Bad Request","message":"bad"}'
-_BAD_REQUEST = (
-    b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n"
-    b"content-length: %d\r\n\r\n%s" % (len(_ERROR_BODY), _ERROR_BODY)
-)
+
+
+def _error_response(status: int) -> bytes:
+    phrase = HTTPStatus(status).phrase.encode()
+    body = b'{"status":%d,"error":"%s","message":"bad"}' % (status, phrase)
+    return (
+        b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\nconnection: close\r\n"
+        b"content-length: %d\r\n\r\n%s" % (status, phrase, len(body), body)
+    )
+
+
+_BAD_REQUEST = _error_response(400)
 
 
 def _run(data: bytes, calls: list[Call], output: bytes) -> Run:
@@ -250,6 +260,13 @@ def test_check_fails_an_error_that_keeps_the_connection() -> None:
 def test_check_fails_a_refused_request_the_reference_accepts() -> None:
     with pytest.raises(AssertionError, match="which the reference accepts"):
         check(_run(CORPUS["get"], [], _BAD_REQUEST))
+
+
+def test_check_passes_a_413_before_the_handler_for_a_body_over_the_limit() -> None:
+    data = b"POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 9999\r\n\r\n"
+    check(_run(data, [], _error_response(413)))
+    with pytest.raises(AssertionError, match="the reference accepts its head"):
+        check(_run(data.replace(b"9999", b"9"), [], _error_response(400)))
 
 
 def test_check_fails_a_silent_close_on_a_malformed_request() -> None:
