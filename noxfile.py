@@ -1,7 +1,10 @@
-"""Task runner: ``nox`` runs tests, lint and typing; ``nox -s bench`` runs the benchmark;
-``nox -s autobahn`` runs the Autobahn WebSocket conformance suite (kosoku)."""
+"""Task runner: ``nox`` runs tests, lint and typing; ``nox -s fuzz`` runs the fuzz targets at
+length; ``nox -s bench`` runs the benchmark; ``nox -s autobahn`` runs the Autobahn WebSocket
+conformance suite (kosoku)."""
 
 from __future__ import annotations
+
+import os
 
 import nox
 
@@ -14,11 +17,14 @@ TEST_DEPS = [
     "httpx>=0.27",
     "trio-websocket>=0.11",
     "websockets>=15",
+    "hypothesis>=6.100",
 ]
 LINT_DEPS = ["ruff>=0.6"]
 TYPING_DEPS = ["mypy>=1.11", *TEST_DEPS]
 AUTOBAHN_DEPS = ["kosoku>=0.1"]
 BENCH_SCRIPTS = ["run", "websocket", "middleware", "extract", "multipart_memory"]
+#: How many times its default example count each fuzz target runs under ``nox -s fuzz``.
+FUZZ_SCALE = "8"
 
 
 @nox.session
@@ -41,6 +47,17 @@ def typing(session: nox.Session) -> None:
     """mypy --strict on the package, plus the type tests."""
     session.install("-e", ".[all]", *TYPING_DEPS)
     session.run("mypy", "--strict", "trioframe", "tests/typing")
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Every test under tests/fuzz/ with ``TRIOFRAME_FUZZ_SCALE`` (8 unless already set in the
+    environment): a few minutes. Not in the default sessions, which run each target briefly.
+
+    ``TRIOFRAME_FUZZ_SCALE=50 nox -s fuzz`` runs longer; posargs go to pytest."""
+    session.install("-e", ".[all]", *TEST_DEPS)
+    scale = os.environ.get("TRIOFRAME_FUZZ_SCALE", FUZZ_SCALE)
+    session.run("pytest", "tests/fuzz", *session.posargs, env={"TRIOFRAME_FUZZ_SCALE": scale})
 
 
 @nox.session
