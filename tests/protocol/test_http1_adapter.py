@@ -255,3 +255,42 @@ def test_a_tls_client_hello_is_refused_without_an_answer() -> None:
     with pytest.raises(ProtocolError) as info:
         adapter.next_event()
     assert info.value.answer and info.value.status == 400
+
+
+def _head_error(data: bytes) -> ProtocolError:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(data)
+    with pytest.raises(ProtocolError) as info:
+        adapter.next_event()
+    return info.value
+
+
+def test_connect_is_refused_with_501_before_h11_can_switch_to_a_tunnel() -> None:
+    error = _head_error(b"CONNECT / HTTP/1.1\r\nHost: t\r\n\r\n")
+    assert error.status == 501
+
+
+@pytest.mark.parametrize(
+    "host", [b"t t", b"t@u", b":t:x", b"t/x", b"[::1", b"t:80x", b"\xc3\xa9.example"]
+)
+def test_an_invalid_host_value_is_400(host: bytes) -> None:
+    error = _head_error(b"GET / HTTP/1.1\r\nHost: " + host + b"\r\n\r\n")
+    assert (error.status, error.message) == (400, "invalid Host header")
+
+
+@pytest.mark.parametrize(
+    "host", [b"t", b"example.com:8080", b"127.0.0.1", b"[::1]:443", b"a%2Db", b"", b"x:"]
+)
+def test_valid_host_values_pass(host: bytes) -> None:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"GET / HTTP/1.1\r\nHost: " + host + b"\r\n\r\n")
+    assert type(adapter.next_event()) is RequestHead
+
+
+def test_http_1_2_is_read_as_1_1_and_needs_a_host() -> None:
+    error = _head_error(b"GET / HTTP/1.2\r\n\r\n")
+    assert (error.status, error.message) == (400, "missing Host header")
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"GET / HTTP/1.2\r\nHost: t\r\n\r\n")
+    head = adapter.next_event()
+    assert type(head) is RequestHead and head.version == "1.1"

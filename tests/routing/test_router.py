@@ -265,3 +265,10 @@ def test_freeze_does_not_follow_later_changes() -> None:
     router.get("/b", h)
     assert isinstance(table.match("GET", "/b"), NotFound)
     assert target(freeze(router), "GET", "/b").pattern == "/b"
+
+
+def test_connect_routes_are_refused_at_registration() -> None:
+    async def tunnel() -> None: ...
+
+    with pytest.raises(ConfigurationError, match="CONNECT"):
+        Router().route("/", tunnel, methods=["CONNECT"])

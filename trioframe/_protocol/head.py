@@ -24,6 +24,11 @@ _ALLOWED = bytes([9, 10, 13, *range(0x20, 0x7F), *range(0x80, 0x100)])
 _VERSION = re.compile(rb"HTTP/(\d)\.(\d)")
 _HEAD_END = b"\r\n\r\n"
 _ABSOLUTE_FORM = re.compile(rb"https?://([^/?#]*)")  # group 1: the authority
+# RFC 9112 section 3.2 / RFC 3986 section 3.2.2: Host = uri-host [ ":" port ], uri-host an
+# IP-literal or a reg-name (empty allowed); anything else is a 400.
+_HOST = re.compile(
+    rb"(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?"
+)
 
 
 @attrs.frozen
@@ -99,7 +104,7 @@ def check_head(head: bytes, limits: HeadLimits) -> None:
     parts = head[:line_end].split(b" ")
     if len(parts) != 3 or not all(parts):
         raise ProtocolError(400, "malformed request line")
-    _method, target, version = parts
+    method, target, version = parts
     match = _VERSION.fullmatch(version)
     if match is None:
         raise ProtocolError(400, "malformed HTTP version")
@@ -107,6 +112,8 @@ def check_head(head: bytes, limits: HeadLimits) -> None:
         raise ProtocolError(505, "HTTP version not supported on this connection")
     if not target.startswith(b"/"):
         _check_absolute_form(target)
+    if method == b"CONNECT":  # a tunnel (with a target h11 would accept): not served here
+        raise ProtocolError(501, "CONNECT is not supported")
     if head.translate(None, _ALLOWED):
         raise ProtocolError(400, "invalid characters in request head")
     line_breaks = head.count(b"\r\n")
@@ -119,6 +126,12 @@ def check_head(head: bytes, limits: HeadLimits) -> None:
     lower = head.lower()
     if b"\r\ncontent-length:" in lower or b"\r\ntransfer-encoding:" in lower:
         _check_framing(lower, is_http10=match.group(2) == b"0")
+
+
+def check_host(value: bytes) -> None:
+    """A ``Host`` header value must be ``host[:port]`` (RFC 9112 section 3.2: else 400)."""
+    if _HOST.fullmatch(value) is None:
+        raise ProtocolError(400, "invalid Host header")
 
 
 def _check_absolute_form(target: bytes) -> None:

@@ -19,7 +19,7 @@ import h11
 from .._errors import reason_phrase
 from .chunked import ChunkedFraming
 from .errors import ProtocolError
-from .head import HeadLimits, HeadScanner, check_head
+from .head import HeadLimits, HeadScanner, check_head, check_host
 
 __all__ = [
     "CLOSED",
@@ -159,6 +159,7 @@ class HTTP1Adapter:
         content_length: int | None = None
         chunked = False
         expects_continue = False
+        has_host = False
         for name, value in event.headers:
             if name == b"content-length":
                 content_length = int(value)
@@ -166,10 +167,16 @@ class HTTP1Adapter:
                 chunked = True
             elif name == b"expect" and value.lower() == b"100-continue":
                 expects_continue = True
+            elif name == b"host":  # h11 refuses a repeated Host itself
+                check_host(value)
+                has_host = True
+        http10 = event.http_version == b"1.0"
+        if not (has_host or http10):  # h11 requires it of 1.1 only; 1.2+ is read as 1.1
+            raise ProtocolError(400, "missing Host header")
         self._head = RequestHead(
             method=event.method,
             target=event.target,
-            version="1.1" if event.http_version == b"1.1" else "1.0",
+            version="1.0" if http10 else "1.1",
             headers=list(event.headers),
             content_length=content_length,
             chunked=chunked,

@@ -42,6 +42,8 @@ def _method(name: object) -> Method:
         if isinstance(name, str) and name.upper() != name:
             hint = f" (method names are case-sensitive: did you mean {name.upper()!r}?)"
         raise ConfigurationError(f"invalid HTTP method {name!r}{hint}")
+    if name == "CONNECT":
+        raise ConfigurationError("CONNECT routes cannot be served: the server answers it 501")
     return Method.of(name)
 
 

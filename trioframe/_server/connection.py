@@ -167,8 +167,8 @@ class HTTP1Connection:
             try:
                 await self._request_loop()
             except ProtocolError as exc:
-                if not exc.answer:  # not an HTTP peer: close without a word
-                    return
+                if not exc.answer or self._response_started:
+                    return  # not an HTTP peer, or this request was answered (a broken drain)
                 answer = (exc.status, exc.message)
             except _InternalFailure:
                 answer = (500, "Internal Server Error")
@@ -204,6 +204,7 @@ class HTTP1Connection:
         scope = self._scope
         idle_timeout = config.header_timeout  # a new connection: until its first byte
         while True:
+            self._response_started = False  # a new cycle: an error may be answered again
             if adapter.idle:
                 if self.state.shutting_down:
                     return
@@ -239,7 +240,6 @@ class HTTP1Connection:
         self.phase = Phase.APP
         self._requests += 1
         self._body_received = 0
-        self._response_started = False
         if head.content_length is None and not head.chunked:
             self.adapter.next_event()  # a body-less request: take its end now, no I/O
         request = Request(
