@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import attrs
@@ -287,6 +288,27 @@ async def test_form_like_query_with_body_statuses() -> None:
         assert (await client.post("/f", content=b"name=\xff", headers=form_type)).status_code == 400
         many = "&".join(f"k{i}=v" for i in range(1001)).encode()
         assert (await client.post("/f", content=many, headers=form_type)).status_code == 400
+
+
+async def test_form_decoded_as_it_arrives_still_leaves_the_body_to_read() -> None:
+    async def form_then_body(item: Form[Item], body: Body) -> Response:
+        return Response.json({"name": item.name, "size": len(body)})
+
+    async def body_then_form(body: Body, item: Form[Item]) -> Response:
+        return Response.json({"name": item.name, "size": len(body)})
+
+    async def pieces(data: bytes) -> AsyncIterator[bytes]:
+        for start in range(0, len(data), 1000):  # cuts escapes and characters in two
+            yield data[start : start + 1000]
+
+    name = "caf%C3%A9+" * 5000
+    data = f"price=1&name={name}".encode()
+    form_type = {"content-type": "application/x-www-form-urlencoded"}
+    router = Router().post("/fb", form_then_body).post("/bf", body_then_form)
+    async with TestClient(router) as client:
+        for path in ("/fb", "/bf"):
+            response = await client.post(path, content=pieces(data), headers=form_type)
+            assert response.json() == {"name": "café " * 5000, "size": len(data)}
 
 
 async def test_class_based_extractors() -> None:

@@ -21,7 +21,7 @@ import attrs
 import cattrs
 
 from .._errors import BadRequest, ConfigurationError, Error, UnsupportedMediaType, ValidationError
-from .._http.url import parse_query
+from .._http.url import QueryDecoder
 from .._request import Request
 from .convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
 from .markers import Body
@@ -188,9 +188,10 @@ def form_step(ctx: StepContext, kind: Any) -> Step:
 
     async def from_form(request: Request) -> Any:
         _require_media_type(request, _is_form, "application/x-www-form-urlencoded")
-        body = await request.read_body()
-        try:
-            pairs = parse_query(body.decode("utf-8"))
+        decoder = QueryDecoder()
+        try:  # decoded a chunk at a time as the body arrives
+            await request.read_body(decoder.feed)
+            pairs = decoder.finish()
         except ValueError as exc:  # UnicodeDecodeError included
             raise BadRequest(f"malformed form body: {exc}") from None
         return build(pairs)
