@@ -255,6 +255,50 @@ async def test_json_nesting_at_the_limit_is_accepted() -> None:
         ).status_code == 200
 
 
+def _nested(levels: int) -> bytes:
+    """Arrays and objects in turn, ``levels`` deep, with brackets in strings along the way."""
+    body = b'"]]}}"'
+    for level in range(levels):
+        body = b'["[[", ' + body + b"]" if level % 2 else b'{"{[": ' + body + b', "k": "}"}'
+    return body
+
+
+@pytest.mark.parametrize(("levels", "status"), [(99, 200), (100, 200), (101, 400)])
+async def test_json_nesting_limit_is_exact(levels: int, status: int) -> None:
+    async def anything(value: Json[Any]) -> Response:
+        return Response.json({"ok": True})
+
+    async with TestClient(Router().post("/a", anything)) as client:
+        response = await client.post("/a", content=_nested(levels), headers=JSON)
+    assert response.status_code == status
+    if status == 400:
+        assert response.json()["message"] == "JSON nested deeper than 100 levels"
+
+
+async def test_json_deeper_than_the_parser_goes_is_the_same_400() -> None:
+    async def anything(value: Json[Any]) -> Response:
+        return Response.json({"ok": True})
+
+    async with TestClient(Router().post("/a", anything)) as client:
+        response = await client.post("/a", content=b"[" * 100_000 + b"]" * 100_000, headers=JSON)
+    assert response.status_code == 400
+    assert response.json()["message"] == "JSON nested deeper than 100 levels"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+async def test_json_depth_of_utf16_and_utf32_is_counted_on_characters(encoding: str) -> None:
+    async def anything(value: Json[Any]) -> Response:
+        return Response.json(value)
+
+    # U+225B and U+5B22 put the bytes of "[" and a quote inside one character
+    shallow = json.dumps(["\u225b\u5b22" * 200], ensure_ascii=False).encode(encoding)
+    deep = json.dumps(json.loads(_nested(101))).encode(encoding)
+    async with TestClient(Router().post("/a", anything)) as client:
+        ok = await client.post("/a", content=shallow, headers=JSON)
+        assert ok.status_code == 200 and ok.json() == ["\u225b\u5b22" * 200]
+        assert (await client.post("/a", content=deep, headers=JSON)).status_code == 400
+
+
 async def test_json_other_shapes() -> None:
     async def maybe(value: Json[Item | None]) -> Response:
         return Response.json({"none": value is None})
