@@ -23,6 +23,8 @@ _TO_QUOTED_PRINTABLE = bytes.maketrans(b"%=", b"=" + _STAND_IN)
 _TO_QUOTED_PRINTABLE_PLUS = bytes.maketrans(b"%=+", b"=" + _STAND_IN + b" ")
 _FROM_STAND_IN = bytes.maketrans(_STAND_IN, b"=")
 _PLUS_TO_SPACE = bytes.maketrans(b"+", b" ")
+# Single bytes as ints: ``int in bytes`` is the fast membership test.
+_PERCENT, _PLUS, _EQUALS, _CR, _LF = b"%+=\r\n"
 # Every byte but "&" becomes "x": in this mask of a query, ``find`` skips separators.
 _FIELD_MASK = bytes.maketrans(bytes(b for b in range(256) if b != ord("&")), b"x" * 255)
 
@@ -31,10 +33,10 @@ def unescape(raw: bytes, *, plus_is_space: bool = False) -> bytes:
     """Decode the ``%XX`` escapes of ``raw`` (and ``+`` as a space when asked). A ``%`` not
     followed by two hex digits raises ``ValueError``; so does an escape that produces 0xFF
     in text with a literal ``=`` (0xFF is not UTF-8: the caller would refuse it anyway)."""
+    if _PERCENT not in raw:
+        return raw.translate(_PLUS_TO_SPACE) if plus_is_space and _PLUS in raw else raw
     escapes = raw.count(b"%")
-    if not escapes:
-        return raw.translate(_PLUS_TO_SPACE) if plus_is_space and b"+" in raw else raw
-    if (b"\r" in raw or b"\n" in raw) and (b"%\r" in raw or b"%\n" in raw):
+    if (_CR in raw or _LF in raw) and (b"%\r" in raw or b"%\n" in raw):
         # invalid, and a2b_qp would take "=" before a line break for a soft line break
         raise ValueError("invalid percent-encoding")
     table = _TO_QUOTED_PRINTABLE_PLUS if plus_is_space else _TO_QUOTED_PRINTABLE
@@ -43,7 +45,7 @@ def unescape(raw: bytes, *, plus_is_space: bool = False) -> bytes:
     # or all but one byte for "==" and a trailing "="), so any malformed escape shows here.
     if len(raw) - len(decoded) != 2 * escapes:
         raise ValueError("invalid percent-encoding")
-    if b"=" in raw:
+    if _EQUALS in raw:
         if decoded.count(_STAND_IN) != raw.count(b"="):
             raise ValueError("invalid UTF-8: a 0xFF byte")
         decoded = decoded.translate(_FROM_STAND_IN)
@@ -97,7 +99,8 @@ class QueryDecoder:
                 self._field_bytes(data, start, separator, complete=True)
                 self._end_field()
             elif start < separator:  # a whole field: the common case, decoded at once
-                self._count_field()
+                if len(self._pairs) == self.max_fields:
+                    raise ValueError(f"more than {self.max_fields} query fields")
                 name, _, value = data[start:separator].partition(b"=")
                 self._pairs.append((_field_text(name), _field_text(value)))
             start = mask.find(b"x", separator)  # skips a run of "&" at once
@@ -150,15 +153,18 @@ class QueryDecoder:
 
 
 def _field_text(raw: bytes) -> str:
-    return unescape(raw, plus_is_space=True).decode("utf-8")  # UnicodeDecodeError: ValueError
+    if _PERCENT in raw or _PLUS in raw:
+        raw = unescape(raw, plus_is_space=True)
+    return raw.decode("utf-8")  # UnicodeDecodeError is a ValueError
 
 
 def parse_query(query: str | bytes, *, max_fields: int = MAX_QUERY_FIELDS) -> list[tuple[str, str]]:
     """Parse ``a=1&b=2`` (a query string, or a form body) into decoded pairs (``+`` is a
     space). Empty pieces are skipped; a key without ``=`` has the value ``""``. More than
     ``max_fields`` pairs, invalid percent-encoding or invalid UTF-8 raise ``ValueError``."""
+    raw = query.encode("utf-8") if isinstance(query, str) else query
     decoder = QueryDecoder(max_fields)
-    decoder.feed(query.encode("utf-8") if isinstance(query, str) else query)
+    decoder.feed(raw + b"&")  # the "&" ends the last field: every field is decoded whole
     return decoder.finish()
 
 
