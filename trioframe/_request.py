@@ -147,15 +147,22 @@ class Request:
         """The value of cookie ``name``, or ``None``."""
         return self._cookie_jar.get(name)
 
-    async def read_body(self) -> bytes:
-        """Read the whole body (once; later calls return the same bytes).
+    async def read_body(self, on_chunk: Callable[[bytes], object] | None = None) -> bytes:
+        """Read the whole body (once; later calls return the same bytes). ``on_chunk``, when
+        given, sees each chunk as it arrives (the whole body at once if it was read before):
+        a parser can do its work a chunk at a time, between reads; what it raises stops the
+        read.
 
         Cancellation: a checkpoint while the body is still arriving. If cancelled, the body
         is left partly read and the connection will not be reused."""
         if self.body_consumed:
+            if on_chunk is not None and self.body:
+                on_chunk(self.body)
             return self.body
         chunks: list[bytes] = []
         while chunk := await self.body_reader():
+            if on_chunk is not None:
+                on_chunk(chunk)
             chunks.append(chunk)
         self.body = b"".join(chunks)
         self.body_consumed = True

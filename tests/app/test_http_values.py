@@ -5,11 +5,21 @@ Plain synchronous tests; no server and no trio.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from trioframe._http.headers import Headers
 from trioframe._http.method import Method
-from trioframe._http.url import MAX_QUERY_FIELDS, Uri, parse_query, percent_decode, split_target
+from trioframe._http.url import (
+    MAX_QUERY_FIELDS,
+    QueryDecoder,
+    Uri,
+    parse_query,
+    percent_decode,
+    split_target,
+    unescape,
+)
 
 # -- Headers ----------------------------------------------------------------------------------
 
@@ -142,6 +152,54 @@ def test_percent_decode_rejects_invalid_escapes_and_utf8(bad: str) -> None:
         percent_decode(bad)
 
 
+def _reference_unescape(raw: bytes, plus_is_space: bool) -> str:
+    """Percent-decoding the obvious way, one byte at a time."""
+    out = bytearray()
+    i = 0
+    while i < len(raw):
+        if raw[i : i + 1] == b"%":
+            pair = raw[i + 1 : i + 3]
+            if (
+                len(pair) < 2
+                or not pair.isascii()
+                or not all(chr(c) in "0123456789abcdefABCDEF" for c in pair)
+            ):
+                raise ValueError("invalid escape")
+            out.append(int(pair, 16))
+            i += 3
+        else:
+            out += b" " if plus_is_space and raw[i : i + 1] == b"+" else raw[i : i + 1]
+            i += 1
+    return out.decode("utf-8")
+
+
+def _outcome(decode: object, *args: object) -> object:
+    try:
+        return decode(*args)  # type: ignore[operator]
+    except ValueError:
+        return ValueError
+
+
+def test_unescape_agrees_with_a_byte_by_byte_decoder() -> None:
+    # every text of up to four of these bytes: escapes cut short, "=" (what unescape maps
+    # "%" to), line breaks (a soft line break to quoted-printable), UTF-8 and 0xFF
+    alphabet = [b"%", b"=", b"+", b"4", b"F", b"f", b"g", b"\r", b"\n", b"\xc3", b"\xa9", b"\xff"]
+    for size in range(5):
+        for letters in itertools.product(alphabet, repeat=size):
+            raw = b"".join(letters)
+            for plus in (False, True):
+                expected = _outcome(_reference_unescape, raw, plus)
+                got = _outcome(lambda r, p: unescape(r, plus_is_space=p).decode(), raw, plus)
+                assert got == expected, (raw, plus)
+
+
+def test_decoding_errors_do_not_repeat_the_input() -> None:
+    for bad in ["a=%zz" + "x" * 100_000, "a=" + "x" * 100_000 + "%ff"]:
+        with pytest.raises(ValueError) as info:
+            parse_query(bad)
+        assert len(str(info.value)) < 200
+
+
 # -- parse_query ------------------------------------------------------------------------------
 
 
@@ -185,6 +243,59 @@ def test_parse_query_field_limit() -> None:
 def test_parse_query_limit_ignores_empty_pieces() -> None:
     query = "&".join(["a=1"] * 1000) + "&&&"
     assert len(parse_query(query)) == 1000
+
+
+def test_parse_query_skips_a_flood_of_separators() -> None:
+    assert parse_query(b"&" * 100_000 + b"a=1" + b"&" * 100_000) == [("a", "1")]
+    spread = b"&" * 5000 + (b"k=v" + b"&" * 5000) * 1000
+    assert len(parse_query(spread)) == 1000
+    with pytest.raises(ValueError, match="more than 1000"):
+        parse_query(spread + b"one=more")
+
+
+def test_parse_query_takes_bytes() -> None:
+    assert parse_query(b"q=caf%C3%A9&e=\xc3\xa9") == [("q", "café"), ("e", "é")]
+    with pytest.raises(ValueError):
+        parse_query(b"q=\xff")
+
+
+_AWKWARD_QUERIES = [
+    b"a=1&bb=22&ccc=333",
+    b"&&name=caf%C3%A9+au+lait&&flag&=v&",
+    b"x=%41%42%43&y=%e2%9c%93",
+    b"k=a%3D%26b&k%3D=c",
+    b"%zz=1",
+    b"a=%4",
+    b"a=%C3&b=%A9",
+    b"a=\xc3&b=\xa9",
+    b"a=%%41",
+    b"a=%=1",
+]
+
+
+@pytest.mark.parametrize("query", _AWKWARD_QUERIES)
+def test_query_decoder_gives_the_same_pairs_however_the_bytes_are_cut(query: bytes) -> None:
+    expected = _outcome(parse_query, query)
+    for cuts in itertools.chain(
+        itertools.combinations(range(1, len(query)), 1),
+        itertools.combinations(range(1, len(query)), 2),
+    ):
+        decoder = QueryDecoder()
+
+        def fed(cuts: tuple[int, ...] = cuts, decoder: QueryDecoder = decoder) -> object:
+            for start, end in itertools.pairwise((0, *cuts, len(query))):
+                decoder.feed(query[start:end])
+            return decoder.finish()
+
+        assert _outcome(fed) == expected, cuts
+
+
+def test_query_decoder_refuses_a_field_too_many_as_it_begins() -> None:
+    decoder = QueryDecoder(max_fields=2)
+    decoder.feed(b"a=1&b=")
+    decoder.feed(b"2&")
+    with pytest.raises(ValueError, match="more than 2"):
+        decoder.feed(b"c")
 
 
 def test_parse_query_custom_limit() -> None:

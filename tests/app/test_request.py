@@ -166,6 +166,39 @@ async def test_chunked_request_body_is_assembled() -> None:
     assert request.body == b"".join(parts)
 
 
+async def test_read_body_shows_each_chunk_as_it_arrives() -> None:
+    chunks = [b"one,", b"two,", b"three"]
+    arrived = iter([*chunks, b""])
+
+    async def reader() -> bytes:
+        return next(arrived)
+
+    request = Request(Method.POST, Uri("/"), body_reader=reader)
+    seen: list[bytes] = []
+    assert await request.read_body(seen.append) == b"one,two,three"
+    assert seen == chunks
+    again: list[bytes] = []
+    assert await request.read_body(again.append) == b"one,two,three"
+    assert again == [b"one,two,three"]  # read before: the whole body at once
+
+
+async def test_what_on_chunk_raises_stops_the_read() -> None:
+    arrived = iter([b"good", b"bad", b"never read", b""])
+
+    async def reader() -> bytes:
+        return next(arrived)
+
+    def check(chunk: bytes) -> None:
+        if chunk == b"bad":
+            raise ValueError("bad chunk")
+
+    request = Request(Method.POST, Uri("/"), body_reader=reader)
+    with pytest.raises(ValueError, match="bad chunk"):
+        await request.read_body(check)
+    assert not request.body_consumed
+    assert next(arrived) == b"never read"
+
+
 async def test_keep_alive_requests_each_get_their_own_body() -> None:
     seen = Seen()
     async with TestClient(Router().post("/echo", seen.handler)) as client:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import random
+
 import attrs
 import pytest
 
@@ -57,11 +60,46 @@ def test_json_types_are_checked_not_coerced() -> None:
     ("body", "depth"),
     [
         (b"1", 0),
+        (b'"[[["', 0),
         (b"[]", 1),
         (b'{"a": [1, {"b": []}]}', 4),
         (b'["[[[[", "\\"]]"]', 1),
+        (b'["\\\\", "[", "\\\\\\"["]', 1),  # escaped backslashes before a quote
+        (b'[{"[": "]]"}, [[{}], "}"]]', 4),
         (b"[" * 50 + b"]" * 50, 50),
+        (b"[[[]], [[[[]]]], []]", 5),
+        (b"[" * 99 + b"[],[[]]" + b"]" * 99, 101),
     ],
 )
-def test_json_depth_ignores_brackets_inside_strings(body: bytes, depth: int) -> None:
+def test_json_depth_counts_brackets_outside_strings(body: bytes, depth: int) -> None:
     assert json_depth(body) == depth
+
+
+def _nesting(value: object) -> int:
+    if isinstance(value, list):
+        return 1 + max(map(_nesting, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_nesting, value.values()), default=0)
+    return 0
+
+
+_AWKWARD = '[]{}"\\'
+
+
+def _document(rng: random.Random, depth: int) -> object:
+    """A random JSON value nested at most ``depth`` deep, with strings full of brackets,
+    quotes and backslashes."""
+    if depth == 0 or rng.random() < 0.2:
+        return "".join(rng.choice(_AWKWARD + "ax") for _ in range(rng.randrange(6)))
+    items = [_document(rng, depth - 1) for _ in range(rng.randrange(4))]
+    if rng.random() < 0.5:
+        return items
+    return {f"k{i}{rng.choice(_AWKWARD)}": item for i, item in enumerate(items)}
+
+
+def test_json_depth_agrees_with_the_parsed_value() -> None:
+    rng = random.Random(13)
+    for _ in range(2000):
+        value = _document(rng, rng.randrange(1, 8))
+        for encoded in (json.dumps(value), json.dumps(value, indent=1, ensure_ascii=False)):
+            assert json_depth(encoded.encode()) == _nesting(value), encoded

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import attrs
@@ -254,6 +255,50 @@ async def test_json_nesting_at_the_limit_is_accepted() -> None:
         ).status_code == 200
 
 
+def _nested(levels: int) -> bytes:
+    """Arrays and objects in turn, ``levels`` deep, with brackets in strings along the way."""
+    body = b'"]]}}"'
+    for level in range(levels):
+        body = b'["[[", ' + body + b"]" if level % 2 else b'{"{[": ' + body + b', "k": "}"}'
+    return body
+
+
+@pytest.mark.parametrize(("levels", "status"), [(99, 200), (100, 200), (101, 400)])
+async def test_json_nesting_limit_is_exact(levels: int, status: int) -> None:
+    async def anything(value: Json[Any]) -> Response:
+        return Response.json({"ok": True})
+
+    async with TestClient(Router().post("/a", anything)) as client:
+        response = await client.post("/a", content=_nested(levels), headers=JSON)
+    assert response.status_code == status
+    if status == 400:
+        assert response.json()["message"] == "JSON nested deeper than 100 levels"
+
+
+async def test_json_deeper_than_the_parser_goes_is_the_same_400() -> None:
+    async def anything(value: Json[Any]) -> Response:
+        return Response.json({"ok": True})
+
+    async with TestClient(Router().post("/a", anything)) as client:
+        response = await client.post("/a", content=b"[" * 100_000 + b"]" * 100_000, headers=JSON)
+    assert response.status_code == 400
+    assert response.json()["message"] == "JSON nested deeper than 100 levels"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+async def test_json_depth_of_utf16_and_utf32_is_counted_on_characters(encoding: str) -> None:
+    async def anything(value: Json[Any]) -> Response:
+        return Response.json(value)
+
+    # U+225B and U+5B22 put the bytes of "[" and a quote inside one character
+    shallow = json.dumps(["\u225b\u5b22" * 200], ensure_ascii=False).encode(encoding)
+    deep = json.dumps(json.loads(_nested(101))).encode(encoding)
+    async with TestClient(Router().post("/a", anything)) as client:
+        ok = await client.post("/a", content=shallow, headers=JSON)
+        assert ok.status_code == 200 and ok.json() == ["\u225b\u5b22" * 200]
+        assert (await client.post("/a", content=deep, headers=JSON)).status_code == 400
+
+
 async def test_json_other_shapes() -> None:
     async def maybe(value: Json[Item | None]) -> Response:
         return Response.json({"none": value is None})
@@ -287,6 +332,27 @@ async def test_form_like_query_with_body_statuses() -> None:
         assert (await client.post("/f", content=b"name=\xff", headers=form_type)).status_code == 400
         many = "&".join(f"k{i}=v" for i in range(1001)).encode()
         assert (await client.post("/f", content=many, headers=form_type)).status_code == 400
+
+
+async def test_form_decoded_as_it_arrives_still_leaves_the_body_to_read() -> None:
+    async def form_then_body(item: Form[Item], body: Body) -> Response:
+        return Response.json({"name": item.name, "size": len(body)})
+
+    async def body_then_form(body: Body, item: Form[Item]) -> Response:
+        return Response.json({"name": item.name, "size": len(body)})
+
+    async def pieces(data: bytes) -> AsyncIterator[bytes]:
+        for start in range(0, len(data), 1000):  # cuts escapes and characters in two
+            yield data[start : start + 1000]
+
+    name = "caf%C3%A9+" * 5000
+    data = f"price=1&name={name}".encode()
+    form_type = {"content-type": "application/x-www-form-urlencoded"}
+    router = Router().post("/fb", form_then_body).post("/bf", body_then_form)
+    async with TestClient(router) as client:
+        for path in ("/fb", "/bf"):
+            response = await client.post(path, content=pieces(data), headers=form_type)
+            assert response.json() == {"name": "café " * 5000, "size": len(data)}
 
 
 async def test_class_based_extractors() -> None:
