@@ -185,17 +185,21 @@ def hostile_app() -> Router:
 JSON = {"content-type": "application/json"}
 
 
+JSON_MAX = DEFAULTS.max_json_size  # 256 KiB: the largest body Json[T] parses
+
+
 @pytest.mark.parametrize(
     "body",
     [
-        pytest.param(fill(b"[", BODY), id="10 MiB of ["),
-        pytest.param(fill(b"]", BODY), id="10 MiB of ]"),
-        pytest.param(fill(b'"', BODY), id="10 MiB of quotes"),
-        pytest.param(fill(b"\\", BODY), id="10 MiB of backslashes"),
+        pytest.param(fill(b"[", JSON_MAX), id="256 KiB of ["),
+        pytest.param(fill(b"]", JSON_MAX), id="256 KiB of ]"),
+        pytest.param(fill(b'"', JSON_MAX), id="256 KiB of quotes"),
+        pytest.param(fill(b"\\", JSON_MAX), id="256 KiB of backslashes"),
         pytest.param(b'"' + fill(b'\\"', 48 * 1024), id="48 KiB of escaped quotes, unterminated"),
-        pytest.param(fill(b'"[', BODY), id='10 MiB of "['),
-        pytest.param(fill(b"]", BODY // 2) + fill(b"[", BODY // 2), id="10 MiB ]]][[["),
-        pytest.param(fill(b'{"a":[', BODY), id='10 MiB of {"a":['),
+        pytest.param(b'"' + fill(b'\\"', JSON_MAX - 1), id="256 KiB of escaped quotes"),
+        pytest.param(fill(b'"[', JSON_MAX), id='256 KiB of "['),
+        pytest.param(fill(b"]", JSON_MAX // 2) + fill(b"[", JSON_MAX // 2), id="256 KiB ]]][[["),
+        pytest.param(fill(b'{"a":[', JSON_MAX), id='256 KiB of {"a":['),
         pytest.param(b"[" * 101 + b"]" * 101, id="101 levels"),
         pytest.param(b'{"a":' * 101 + b"1" + b"}" * 101, id="101 levels of objects"),
         pytest.param(b"[" * 100_000 + b"]" * 100_000, id="100000 levels"),
@@ -206,6 +210,38 @@ async def test_hostile_json_is_400_without_stalling(body: bytes) -> None:
         with loop_guard():
             response = await send(client, "POST", b"/json", body, JSON)
     assert_error_body(response, 400)
+
+
+def _valid_list(unit: bytes, size: int) -> bytes:
+    """A JSON array of ``unit`` items, as close to ``size`` bytes as whole items allow."""
+    return b"[" + b",".join([unit] * ((size - 2) // (len(unit) + 1))) + b"]"
+
+
+@pytest.mark.parametrize(
+    "unit", [b"[]", b"[[]]", b"0", b"{}", b'{"a":[]}', b'""', b"1.5e300"], ids=bytes.decode
+)
+async def test_the_slowest_valid_json_of_the_largest_size_stays_in_budget(unit: bytes) -> None:
+    # The stdlib parser holds the loop for the whole parse: max_json_size is what bounds it.
+    body = _valid_list(unit, JSON_MAX)
+    assert JSON_MAX - len(body) <= len(unit) + 2
+    async with TestClient(hostile_app()) as client:
+        with loop_guard():
+            response = await send(client, "POST", b"/json", body, JSON)
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(fill(b"[", BODY), id="10 MiB of ["),
+        pytest.param(_valid_list(b"[]", BODY), id="10 MiB of valid [[],...]"),
+    ],
+)
+async def test_json_over_max_json_size_is_413_without_parsing(body: bytes) -> None:
+    async with TestClient(hostile_app()) as client:
+        with loop_guard():
+            response = await send(client, "POST", b"/json", body, JSON)
+    assert_error_body(response, 413)
 
 
 # -- query strings --------------------------------------------------------------------------

@@ -126,10 +126,12 @@ class App:
         router: Router,
         *,
         max_body_size: int = 10 * 1024 * 1024,
+        max_json_size: int = 256 * 1024,
         websocket: WebSocketPolicy | None = None,
     ) -> None:
         self.router = router
         self.max_body_size = max_body_size
+        self.max_json_size = max_json_size
         self.websocket = websocket or WebSocketPolicy()
         self._table = router.freeze(self._prepare)
         self._has_websockets = any(e.is_websocket for e in self._table.endpoints)
@@ -146,7 +148,12 @@ class App:
         if websocket:
             _require_wsproto(endpoint.pattern)
         plan = build_plan(
-            endpoint.handler, endpoint.param_names, states, multipart, websocket=websocket
+            endpoint.handler,
+            endpoint.param_names,
+            states,
+            multipart,
+            websocket=websocket,
+            max_json_size=self.max_json_size,
         )
         middlewares = _middlewares(endpoint.routers)
         for middleware in middlewares:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 from http import HTTPStatus
+from typing import Any
 
 import pytest
 
 from tests.rawhttp import connect, raw_server, status_of
-from trioframe import Request, Response, Router, ServerConfig
+from trioframe import Json, Request, Response, Router, ServerConfig
 
 calls: list[int] = []
 
@@ -230,3 +231,59 @@ async def test_http2_request_line_on_http1_is_505() -> None:
         raw = await conn.read_until_closed()
         assert status_of(raw) == 505
         assert error_of(raw)["error"] == "HTTP Version Not Supported"
+
+
+# -- max_json_size: what Json[T] parses (the stdlib parser holds the event loop) ------------
+async def parse(value: Json[Any]) -> Response:
+    return Response.json({"items": len(value)})
+
+
+JSON_ROUTER = Router().post("/json", parse)
+
+
+def _json_body(size: int) -> bytes:
+    body = b'["' + b"x" * (size - 4) + b'"]'
+    assert len(body) == size
+    return body
+
+
+@pytest.mark.parametrize(("size", "expected"), [(99, 200), (100, 200), (101, 413)])
+async def test_max_json_size_from_content_length(size: int, expected: int) -> None:
+    body = _json_body(size)
+    head = b"POST /json HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+    config = ServerConfig(max_json_size=100)
+    async with raw_server(JSON_ROUTER, config) as (server, nursery):
+        connection = connect(server, nursery)
+        await connection.send(head + b"Content-Length: %d\r\n\r\n" % size + body)
+        (response,) = await connection.responses(1)
+        assert response.status_code == expected
+        if expected == 413:
+            assert "max_json_size (100 bytes)" in str(json.loads(connection.body)["message"])
+
+
+@pytest.mark.parametrize(("size", "expected"), [(99, 200), (100, 200), (101, 413)])
+async def test_max_json_size_from_the_running_total_of_a_chunked_body(
+    size: int, expected: int
+) -> None:
+    body = _json_body(size)
+    chunks = b"".join(
+        b"%x\r\n%s\r\n" % (len(body[i : i + 10]), body[i : i + 10]) for i in range(0, size, 10)
+    )
+    head = b"POST /json HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+    async with raw_server(JSON_ROUTER, ServerConfig(max_json_size=100)) as (server, nursery):
+        connection = connect(server, nursery)
+        await connection.send(head + b"Transfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n")
+        (response,) = await connection.responses(1)
+        assert response.status_code == expected
+
+
+async def test_max_json_size_defaults_to_512_kib() -> None:
+    assert ServerConfig().max_json_size == 256 * 1024
+    head = b"POST /json HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+    async with raw_server(JSON_ROUTER) as (server, nursery):
+        for size, expected in [(256 * 1024, 200), (256 * 1024 + 1, 413)]:
+            connection = connect(server, nursery)
+            body = _json_body(size)
+            await connection.send(head + b"Content-Length: %d\r\n\r\n" % size + body)
+            (response,) = await connection.responses(1)
+            assert response.status_code == expected

@@ -187,6 +187,7 @@ def build_plan(
     multipart: MultipartConfig | None = None,
     *,
     websocket: bool = False,
+    max_json_size: int = 256 * 1024,
 ) -> HandlerPlan:
     """Analyse ``handler`` once. Raises ``ConfigurationError`` for a non-async handler or a
     parameter no extractor understands; for a WebSocket handler (``websocket=True``) also
@@ -206,7 +207,7 @@ def build_plan(
     buffers: list[str] = []
     sockets: list[str] = []
     for param in inspect.signature(handler).parameters.values():
-        ctx = StepContext(name, param.name, route_params, states)
+        ctx = StepContext(name, param.name, route_params, states, max_json_size)
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ctx.fail("*args/**kwargs are not extractors")
         annotation = hints.get(param.name, inspect.Parameter.empty)

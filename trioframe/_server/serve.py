@@ -68,7 +68,12 @@ class Server:
                 compression=config.websocket_compression,
                 max_message_size=config.websocket_max_message_size,
             )
-            app = App(self.router, max_body_size=config.max_body_size, websocket=websocket)
+            app = App(
+                self.router,
+                max_body_size=config.max_body_size,
+                max_json_size=config.max_json_size,
+                websocket=websocket,
+            )
             self._state = ServingState.create(app, self.config)
         return self._state
 
