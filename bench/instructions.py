@@ -370,12 +370,14 @@ class Callgrind:
         return self.workdir / f"callgrind.out.{self.dumps}"
 
     def last_dump_total(self) -> int:
-        """The ``totals:`` line of the last dump: every instruction it counted (event Ir)."""
+        """The instructions (event Ir) counted from the zero to the last dump: its ``summary:``
+        line. (Its ``totals:`` line, the sum of the cost lines, agrees to a few hundred when
+        instrumentation was off before the zero, and comes out higher when it was on.)"""
         with self.last_dump.open() as dump:
             for line in dump:
-                if line.startswith("totals:"):
+                if line.startswith("summary:"):
                     return int(line.split()[1])
-        raise ServerFailed(f"no totals line in {self.last_dump}")
+        raise ServerFailed(f"no summary line in {self.last_dump}")
 
     def log_tail(self, lines: int = 15) -> str:
         text = self.log_path.read_text(errors="replace").strip().splitlines()[-lines:]
@@ -399,7 +401,7 @@ def measure(label: str, port: int, ep: Endpoint, server: Callgrind, opts: Option
 def probe(spec: ServerSpec) -> tuple[bool, str]:
     """Run the spec's probe; (False, why) when the server cannot run here."""
     proc = subprocess.run(
-        [PY, "-c", spec.probe],
+        [PY, "-P", "-c", spec.probe],  # -P: not the working directory first, PYTHONPATH is
         cwd=ROOT,
         env=server_env(spec),
         capture_output=True,
@@ -497,7 +499,7 @@ def print_report(results: list[ServerResult], opts: Options, elapsed: float) -> 
                 cells.append(f"{(max(runs) - min(runs)) / value:>7.2%}")
             for base, width in ((bare, 7), (first, 14)):
                 other = base.per_request(ep.name) if base else None
-                cells.append(f"{value / other:>{width}.2f}" if other else f"{'n/a':>{width}}")
+                cells.append(f"{value / other:>{width}.3f}" if other else f"{'n/a':>{width}}")
             label = ep.name if i == 0 else ""
             print(f"{label:<10} {r.label:<18} " + " ".join(cells))
     print(f"\nrun time {elapsed / 60:.1f} min")
