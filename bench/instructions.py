@@ -198,14 +198,16 @@ def take_response(buffer: bytearray) -> tuple[int, dict[str, str], bytes] | None
     for line in lines:
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
-    if "content-length" not in headers:
-        raise ServerFailed(f"response without Content-Length: {status_line!r} {headers}")
-    size = int(headers["content-length"])
-    if len(buffer) < end + 4 + size:
+    version, _, rest = status_line.partition(" ")
+    status = rest[:3]
+    size = headers.get("content-length", "")
+    if version != "HTTP/1.1" or not status.isdigit() or not size.isdigit():
+        raise ServerFailed(f"not a keep-alive, Content-Length response: {status_line!r} {headers}")
+    if len(buffer) < end + 4 + int(size):
         return None
-    body = bytes(buffer[end + 4 : end + 4 + size])
-    del buffer[: end + 4 + size]
-    return int(status_line.split()[1]), headers, body
+    body = bytes(buffer[end + 4 : end + 4 + int(size)])
+    del buffer[: end + 4 + int(size)]
+    return int(status), headers, body
 
 
 class KeepAliveClient:
