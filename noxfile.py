@@ -1,5 +1,6 @@
 """Task runner: ``nox`` runs tests, lint and typing; ``nox -s fuzz`` runs the fuzz targets at
-length; ``nox -s bench`` runs the benchmark; ``nox -s autobahn`` runs the Autobahn WebSocket
+length; ``nox -s bench`` runs the benchmark; ``nox -s instructions`` counts the HTTP servers'
+instructions per request under callgrind; ``nox -s autobahn`` runs the Autobahn WebSocket
 conformance suite (kosoku)."""
 
 from __future__ import annotations
@@ -71,6 +72,16 @@ def bench(session: nox.Session) -> None:
     if args and args[0] in BENCH_SCRIPTS:
         script = args.pop(0)
     session.run("python", f"bench/{script}.py", *args)
+
+
+@nox.session
+def instructions(session: nox.Session) -> None:
+    """Instructions per request of each HTTP server under valgrind's callgrind (needs valgrind).
+
+    Not in the default sessions: a full run takes several minutes. Arguments go to
+    ``bench/instructions.py``, e.g. ``nox -s instructions -- --only trioframe,bare``."""
+    session.install("-e", ".", "-r", "bench/requirements.txt", "httptools")
+    session.run("python", "bench/instructions.py", *session.posargs)
 
 
 @nox.session
