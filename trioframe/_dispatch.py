@@ -216,7 +216,7 @@ class App:
         """Check the handshake, run the extractors, and answer 101 with the handler bound
         (it runs once the server has switched protocols)."""
         policy = self.websocket
-        handshake = check_upgrade(request, policy.allowed_origins)
+        handshake = check_upgrade(request, policy.allowed_origins, subprotocols)
         kwargs = await plan.arguments(request)
         extensions: list[Any] = []
         answer: str | None = None

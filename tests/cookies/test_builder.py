@@ -179,6 +179,37 @@ def test_removal_with_path_and_domain() -> None:
     )
 
 
+EPOCH = "Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT"
+
+
+@pytest.mark.parametrize("name", ["__Host-sid", "__host-sid", "__HOST-sid"])
+def test_removal_of_a_host_cookie_meets_the_prefix_rules(name: str) -> None:
+    assert Cookie.removal(name).render() == f"{name}=; Path=/; {EPOCH}; Secure"
+
+
+@pytest.mark.parametrize("name", ["__Secure-sid", "__secure-sid"])
+def test_removal_of_a_secure_cookie_is_secure_on_any_path(name: str) -> None:
+    assert Cookie.removal(name).render() == f"{name}=; Path=/; {EPOCH}; Secure"
+    cookie = Cookie.removal(name, path="/app").domain("example.com")
+    assert cookie.render() == f"{name}=; Path=/app; Domain=example.com; {EPOCH}; Secure"
+
+
+def test_removal_of_a_host_cookie_on_another_path_is_an_error() -> None:
+    with pytest.raises(ValueError, match="__Host- cookie is removed on path '/' only"):
+        Cookie.removal("__Host-sid", path="/app")
+
+
+def test_removal_of_a_host_cookie_still_refuses_a_domain() -> None:
+    cookie = Cookie.removal("__Host-sid").domain("example.com")
+    with pytest.raises(ValueError, match="needs path"):
+        cookie.render()
+
+
+@pytest.mark.parametrize("name", ["_Host-sid", "__Hostsid", "x__Host-sid", "__Securesid"])
+def test_removal_without_a_prefix_is_not_made_secure(name: str) -> None:
+    assert Cookie.removal(name).render() == f"{name}=; Path=/; {EPOCH}"
+
+
 def test_removal_validates_like_the_builder() -> None:
     with pytest.raises(ValueError):
         Cookie.removal("bad name")

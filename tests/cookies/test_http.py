@@ -173,3 +173,24 @@ async def test_secure_cookies_round_trip_over_https() -> None:
         await client.post("/set")
         response = await client.get("/echo")
     assert response.json() == {"__Host-sid": "xyz"}
+
+
+async def test_a_host_cookie_is_removed_from_the_client_jar() -> None:
+    async def set_secure(request: Request) -> Response:
+        return Response.new(204).add_cookie(Cookie("__Host-sid", "xyz").secure().path("/"))
+
+    async def log_out(request: Request) -> Response:
+        return Response.new(204).add_cookie(Cookie.removal("__Host-sid"))
+
+    router = Router().post("/set", set_secure).post("/logout", log_out).get("/echo", echo)
+    async with TestClient(router, base_url="https://testserver") as client:
+        await client.post("/set")
+        assert client.cookies.get("__Host-sid") == "xyz"
+        response = await client.post("/logout")
+        assert response.status_code == 204
+        assert response.headers["set-cookie"] == (
+            "__Host-sid=; Path=/; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Secure"
+        )
+        assert "__Host-sid" not in client.cookies
+        seen = await client.get("/echo")
+    assert seen.json() == {}

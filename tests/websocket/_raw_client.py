@@ -147,6 +147,12 @@ class WsClient:
         assert not first & 0x30, "RSV2/RSV3 set by the server"
         return Frame(bool(first & 0x80), bool(first & 0x40), first & 0x0F, await self._take(size))
 
+    async def read_frame_or_eof(self) -> Frame | None:
+        """The next frame, or ``None`` when the stream ends between frames."""
+        if not self._buffer and not await self._fill():
+            return None
+        return await self.read_frame()
+
     async def read_message(self, inflater: zlib._Decompress | None = None) -> Frame:
         """A whole data message (continuations joined; inflated if it came compressed)."""
         start = await self.read_frame()

@@ -149,14 +149,13 @@ async def test_typed_receive_of_another_kind_is_a_type_error() -> None:
 
 async def test_subprotocol_is_the_routes_first_choice() -> None:
     router = Router().websocket("/ws", who, subprotocols=["b", "a"])
-    async with client_for(router) as client:
-        async with client.websocket("/ws", subprotocols=["a", "b"]) as ws:
-            assert ws.subprotocol == "b"
-            assert ws.response_headers["sec-websocket-protocol"] == "b"
-            assert await ws.receive_json() == {"subprotocol": "b"}
-        async with client.websocket("/ws", subprotocols=["c"]) as ws:
-            assert ws.subprotocol is None
-            assert await ws.receive_json() == {"subprotocol": None}
+    async with (
+        client_for(router) as client,
+        client.websocket("/ws", subprotocols=["a", "b"]) as ws,
+    ):
+        assert ws.subprotocol == "b"
+        assert ws.response_headers["sec-websocket-protocol"] == "b"
+        assert await ws.receive_json() == {"subprotocol": "b"}
 
 
 async def test_middleware_rejection_is_websocket_rejected() -> None:

@@ -106,8 +106,16 @@ class Cookie:
     def removal(cls, name: str, path: str = "/") -> Cookie:
         """A cookie that makes the client delete ``name``: empty value, ``Max-Age=0`` and an
         ``Expires`` in the past. ``path`` (and ``.domain()``, if the cookie was set with
-        one) must match those the cookie was set with."""
-        return cls(name, "").path(path).max_age(0).expires(_EPOCH)
+        one) must match those the cookie was set with.
+
+        A client accepts a removal only under the rules of the name's prefix, so a
+        ``__Secure-`` or ``__Host-`` name (any case) gets ``Secure``; a ``__Host-`` cookie
+        lives on ``/`` only, so another ``path`` is a ``ValueError``."""
+        cookie = cls(name, "").path(path).max_age(0).expires(_EPOCH)
+        prefix = _name_prefix(name)
+        if prefix == "__host-" and path != "/":
+            raise ValueError(f"cookie {name!r}: a __Host- cookie is removed on path '/' only")
+        return cookie.secure(prefix is not None)
 
     @property
     def name(self) -> str:
@@ -215,10 +223,10 @@ class Cookie:
             raise ValueError(f"cookie {name!r}: SameSite=None requires secure()")
         if self._partitioned and not self._secure:
             raise ValueError(f"cookie {name!r}: partitioned() requires secure()")
-        lowered = name.lower()
-        if lowered.startswith(("__secure-", "__host-")) and not self._secure:
+        prefix = _name_prefix(name)
+        if prefix is not None and not self._secure:
             raise ValueError(f"cookie {name!r}: its name prefix requires secure()")
-        if lowered.startswith("__host-") and (self._domain is not None or self._path != "/"):
+        if prefix == "__host-" and (self._domain is not None or self._path != "/"):
             raise ValueError(f"cookie {name!r}: a __Host- cookie needs path('/') and no domain")
 
     def __str__(self) -> str:
@@ -226,6 +234,13 @@ class Cookie:
 
     def __repr__(self) -> str:
         return f"Cookie({self._name!r}, {self._value!r})"
+
+
+def _name_prefix(name: str) -> str | None:
+    """``"__secure-"`` or ``"__host-"`` when ``name`` starts with that prefix in any case
+    (RFC 6265bis matches them case-insensitively), else ``None``."""
+    lowered = name.lower()
+    return next((p for p in ("__secure-", "__host-") if lowered.startswith(p)), None)
 
 
 class CookieJar(Mapping[str, str]):

@@ -23,7 +23,7 @@ messages it was sent before the bad frame (``_fail``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import suppress
 from typing import Any
 
@@ -83,9 +83,7 @@ class ServerSession:
         self._ended = trio.Event()
         self._end_code = 1006
         self._end_reason = ""
-        self._fragments: list[Any] = []
-        self._fragment_size = 0  # the message so far, in bytes (see _text_size)
-        self._text_measured = False
+        self._pieces = bytearray()  # a data message that came in pieces, so far (text as UTF-8)
         self._pong = trio.Event()
         self._delivering = False  # the reader waits for the handler to make room
         self._queued = 0  # messages put in the queue so far
@@ -255,13 +253,13 @@ class ServerSession:
                 self._end(1006, "", Close(1006, ""))
                 return
             ws.receive_data(data)
-            try:
-                await self._process(list(ws.events()))
+            try:  # one event at a time: a read of tiny frames is never a list of them
+                await self._process(ws.events())
             except (WebSocketClosed, trio.ClosedResourceError):
                 return  # a write failed, or the queue was closed: the connection has ended
 
-    async def _process(self, events: list[Event]) -> None:
-        pings: list[Ping] = []
+    async def _process(self, events: Iterator[Event]) -> None:
+        pings: list[Ping] = []  # at most PING_FLOOD + 1: past that only the last one counts
         for event in events:
             if type(event) is TextMessage or type(event) is BytesMessage:
                 try:
@@ -276,7 +274,10 @@ class ServerSession:
                         await self._deliver(message)
                     self._queued += 1
             elif type(event) is Ping:
-                pings.append(event)
+                if len(pings) > PING_FLOOD:
+                    pings[-1] = event
+                else:
+                    pings.append(event)
                 self._offer(PingMessage(bytes(event.payload)))
             elif type(event) is Pong:
                 self._pong.set()
@@ -290,20 +291,31 @@ class ServerSession:
 
     def _assemble(self, event: TextMessage | BytesMessage) -> Message | None:
         """Add a piece of a data message; the whole message once its last piece is in.
-        Raises ``_TooLarge`` when the message so far is over the limit."""
+        Raises ``_TooLarge`` when the message so far is over the limit.
+
+        A message that arrives whole (the usual case) is taken as wsproto hands it over; text
+        is not encoded to be measured while even 4 UTF-8 bytes per character stay within the
+        limit. The pieces of any other message go into one buffer, text encoded to UTF-8, so
+        that its memory follows its size in bytes however many pieces it comes in (a flood of
+        empty continuation frames adds nothing)."""
+        limit = self._config.websocket_max_message_size
         data = event.data
-        size = self._text_size(data) if isinstance(data, str) else len(data)  # (may re-measure)
-        self._fragment_size += size
-        if self._fragment_size > self._config.websocket_max_message_size:
-            raise _TooLarge(f"message larger than {self._config.websocket_max_message_size} bytes")
-        self._fragments.append(data)
+        if event.message_finished and not self._pieces:
+            if isinstance(data, str):
+                if 4 * len(data) > limit and len(data.encode()) > limit:
+                    raise _TooLarge(limit)
+                return Text(data)
+            if len(data) > limit:
+                raise _TooLarge(limit)
+            return Binary(bytes(data))
+        piece = data.encode() if isinstance(data, str) else data
+        if len(self._pieces) + len(piece) > limit:
+            raise _TooLarge(limit)
+        self._pieces += piece
         if not event.message_finished:
             return None
-        parts, self._fragments, self._fragment_size = self._fragments, [], 0
-        self._text_measured = False
-        if type(event) is TextMessage:
-            return Text(parts[0] if len(parts) == 1 else "".join(parts))
-        return Binary(bytes(parts[0]) if len(parts) == 1 else b"".join(parts))
+        whole, self._pieces = self._pieces, bytearray()
+        return Text(whole.decode()) if type(event) is TextMessage else Binary(bytes(whole))
 
     async def _deliver(self, message: Message) -> None:
         """Wait for room in the full queue (the handler is behind): meanwhile nothing is read,
@@ -313,18 +325,6 @@ class ServerSession:
             await self._inbox_writer.send(message)
         finally:
             self._delivering = False
-
-    def _text_size(self, text: str) -> int:
-        """What ``text`` adds to ``_fragment_size``. Encoding every piece only to measure it
-        would cost a copy, so while even the worst case (4 UTF-8 bytes per character) keeps
-        the message under the limit, that worst case is counted. Once it would not, the
-        pieces so far are measured, and every later piece of the message too."""
-        if not self._text_measured:
-            if self._fragment_size + 4 * len(text) <= self._config.websocket_max_message_size:
-                return 4 * len(text)
-            self._text_measured = True
-            self._fragment_size = sum(len(piece.encode()) for piece in self._fragments)
-        return len(text.encode())
 
     def _offer(self, message: Message) -> None:
         """Deliver a control message if the queue has room (they are never worth blocking
@@ -392,6 +392,9 @@ class ServerSession:
 
 class _TooLarge(Exception):
     """A data message over ``websocket_max_message_size``: the connection fails with 1009."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"message larger than {limit} bytes")
 
 
 def _only_closed(error: Exception) -> bool:

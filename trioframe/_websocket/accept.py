@@ -73,11 +73,17 @@ def _origin_allowed(origin: str | None, allowed: tuple[str, ...] | None) -> bool
     return any(entry == "*" or entry.lower().rstrip("/") == origin for entry in allowed)
 
 
-def check_upgrade(request: Request, allowed_origins: tuple[str, ...] | None) -> Handshake:
+def check_upgrade(
+    request: Request, allowed_origins: tuple[str, ...] | None, subprotocols: tuple[str, ...] = ()
+) -> Handshake:
     """Validate an upgrade request for a WebSocket route: HTTP/1.1, no body, a valid key and
-    version (400 / 426), and an ``Origin`` in ``allowed_origins`` when that list is set (403).
+    version (400 / 426), an ``Origin`` in ``allowed_origins`` when that list is set (403), and
+    a subprotocol in common when the route speaks ``subprotocols`` and the client offers some
+    (400 naming the route's: a browser fails a connection whose 101 picks none of its offer).
     A request without ``Origin`` passes the origin check: only browsers send it, and it is
-    browsers the check protects against (cross-site WebSocket hijacking)."""
+    browsers the check protects against (cross-site WebSocket hijacking). A client that offers
+    no subprotocol, or a route that speaks none, passes the subprotocol check (the handler
+    then sees ``subprotocol`` ``None``)."""
     if request.version != "1.1":
         raise Error.bad_request("a WebSocket upgrade needs HTTP/1.1")
     if request.content_length or "transfer-encoding" in request.headers:
@@ -89,6 +95,12 @@ def check_upgrade(request: Request, allowed_origins: tuple[str, ...] | None) -> 
         raise Error(exc.status, exc.message, headers=headers) from None
     if not _origin_allowed(handshake.origin, allowed_origins):
         raise Error(403, f"WebSocket connections from origin {handshake.origin} are not allowed")
+    offered = handshake.subprotocols
+    if subprotocols and offered and choose_subprotocol(offered, subprotocols) is None:
+        raise Error.bad_request(
+            "none of the offered WebSocket subprotocols is supported; this route speaks "
+            + ", ".join(subprotocols)
+        )
     return handshake
 
 
