@@ -38,34 +38,81 @@ def test_all_is_complete_and_importable() -> None:
     ]
 
 
-def _imports(path: pathlib.Path) -> set[str]:
-    tree = ast.parse(path.read_text())
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def _imports(name: str) -> set[str]:
+    """Every module ``name`` imports, relative imports resolved to absolute names (a
+    ``from package import module`` counts the module too)."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.split(".")[0])
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            found.add(module)
+            found.update(
+                f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in MODULES
+            )
     return found
 
 
-def _modules(*parts: str) -> list[pathlib.Path]:
-    files: list[pathlib.Path] = []
-    for part in parts:
-        target = PACKAGE / part
-        files.extend(sorted(target.rglob("*.py")) if target.is_dir() else [target])
-    return files
+def _import_chain(start: str, forbidden: str) -> list[str] | None:
+    """The chain of imports from module ``start`` to the top-level package ``forbidden``,
+    following trioframe's own modules transitively (importing a module imports its parent
+    packages too; the root package, the public namespace that re-exports everything, is left
+    out), or ``None`` when there is none."""
+    came_from: dict[str, str] = {}
+    queue = [start]
+    while queue:
+        current = queue.pop()
+        for imported in _imports(current):
+            parents = [imported.rsplit(".", n)[0] for n in range(1, imported.count("."))]
+            for module in [imported, *parents]:
+                if module.split(".")[0] == forbidden:
+                    chain = [module, current]
+                    while chain[-1] in came_from:
+                        chain.append(came_from[chain[-1]])
+                    return chain[::-1]
+                if module in MODULES and module not in came_from and module != start:
+                    came_from[module] = current
+                    queue.append(module)
+    return None
 
 
-def test_sans_io_layers_never_import_trio() -> None:
-    for path in _modules("_http", "_protocol", "_routing", "_extract", "_errors.py"):
-        assert "trio" not in _imports(path), f"{path} imports trio"
+SANS_IO = ("_http", "_protocol", "_routing", "_extract", "_errors")
+
+
+def test_sans_io_layers_never_import_trio_even_indirectly() -> None:
+    for name in MODULES:
+        if name.split(".")[1:2] and name.split(".")[1] in SANS_IO:
+            chain = _import_chain(name, "trio")
+            assert chain is None, " imports ".join(chain)
+
+
+def test_the_layer_check_follows_relative_imports() -> None:
+    # The planner imports the multipart decoder relatively; the decoder's package must not
+    # pull in trio (files.py does file I/O), or the check above would fail through it.
+    assert "trioframe._multipart.decoder" in _imports("trioframe._extract.plan")
+    assert _import_chain("trioframe._multipart.form", "trio") is not None
 
 
 def test_only_the_server_package_touches_sockets() -> None:
-    outside = [p for p in PACKAGE.rglob("*.py") if "_server" not in p.parts]
-    for path in outside:
-        used = _imports(path)
+    for name, path in MODULES.items():
+        if "_server" in path.parts:
+            continue
+        used = {module.split(".")[0] for module in _imports(name)}
         assert not used & {"socket", "ssl", "selectors"}, f"{path} imports {used}"
 
 

@@ -36,11 +36,11 @@ from ._http.cookies import SameSite as SameSite
 from ._http.headers import Headers as Headers
 from ._http.method import Method as Method
 from ._http.url import Uri as Uri
-from ._multipart import Field as Field
-from ._multipart import FileField as FileField
-from ._multipart import Multipart as Multipart
-from ._multipart import MultipartConfig as MultipartConfig
-from ._multipart import safe_filename as safe_filename
+from ._multipart.decoder import MultipartConfig as MultipartConfig
+from ._multipart.files import FileField as FileField
+from ._multipart.files import safe_filename as safe_filename
+from ._multipart.form import Field as Field
+from ._multipart.form import Multipart as Multipart
 from ._request import Extensions as Extensions
 from ._request import Request as Request
 from ._response import Response as Response

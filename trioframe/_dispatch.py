@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ._errors import ConfigurationError, Error, PayloadTooLarge
+from ._errors import ConfigurationError, Error
 from ._extract import HandlerPlan, build_plan
 from ._protocol.websocket import is_websocket_upgrade
 from ._response import Response, to_response
@@ -110,13 +110,6 @@ def compose(middlewares: list[Middleware], terminal: Next) -> Next:
     return chain
 
 
-@attrs.frozen
-class _Unrouted:
-    """The routing outcome of a request no endpoint answers, for the chain's terminal."""
-
-    match: Any
-
-
 class App:
     """A frozen router ready to answer requests. Raises ``ConfigurationError`` here, at
     freeze time, for anything wrong with the routes, handlers or middleware."""
@@ -135,8 +128,8 @@ class App:
         self.websocket = websocket or WebSocketPolicy()
         self._table = router.freeze(self._prepare)
         self._has_websockets = any(e.is_websocket for e in self._table.endpoints)
-        #: chains for answers no endpoint gives (404, 405, 308, OPTIONS), per router scope
-        self._unrouted_chains: dict[tuple[Router, ...], Next] = {}
+        #: middleware around answers no endpoint gives (404, 405, 308, OPTIONS), per router scope
+        self._unrouted_middlewares: dict[tuple[Router, ...], list[Middleware]] = {}
 
     def _prepare(self, endpoint: Endpoint) -> PreparedEndpoint:
         states = tuple(value for router in endpoint.routers for value in router.states)
@@ -191,23 +184,23 @@ class App:
         if type(match) is NotFound and match.fallback is not None:
             return await match.fallback.run(request)
         routers = getattr(match, "routers", None) or (self.router,)
-        chain = self._unrouted_chains.get(routers)
-        if chain is None:
-            chain = self._unrouted_chains[routers] = compose(_middlewares(routers), self._answer)
-        request.extensions.insert(_Unrouted(match))
-        return await chain(request)
+        middlewares = self._unrouted_middlewares.get(routers)
+        if middlewares is None:
+            middlewares = self._unrouted_middlewares[routers] = _middlewares(routers)
 
-    async def _answer(self, request: Request) -> Response:
-        return self._answer_unrouted(request.extensions[_Unrouted].match, request)
+        async def answer(request: Request) -> Response:
+            return self._answer_unrouted(match, request)
+
+        # The terminal is bound to this request's routing outcome, so the chain is composed
+        # here: a few closures, and only for requests no endpoint answers.
+        return await compose(middlewares, answer)(request)
 
     async def _call(self, plan: HandlerPlan, request: Request) -> Response:
         multipart = plan.multipart
         if multipart is not None:
-            request.body_limit = (multipart.max_total_size, "max_total_size")
-        limit, setting = request.body_limit or (self.max_body_size, "max_body_size")
-        declared = request.content_length  # parsed once, by the protocol layer
-        if declared is not None and declared > limit:
-            raise PayloadTooLarge(f"request body is larger than {setting} ({limit} bytes)")
+            request.body_reader.limit_to(multipart.max_total_size, "max_total_size")
+        else:
+            request.body_reader.limit_to(self.max_body_size, "max_body_size")
         return to_response(await plan.call(request))
 
     async def _accept_upgrade(

@@ -1,7 +1,8 @@
 """``Request`` (what a handler sees) and ``Extensions`` (per-request typed values).
 
 Application layer: may use trio primitives, never sockets or streams. The body arrives
-through a ``BodySource`` the server provides; it is read here only when asked for.
+through a ``BodyReader`` over what the server provides; it is read here only when asked for,
+and the body size limit (413) is enforced there and nowhere else.
 """
 
 from __future__ import annotations
@@ -12,18 +13,72 @@ from typing import Any, TypeVar, overload
 
 import attrs
 
-from ._errors import BadRequest
+from ._errors import BadRequest, PayloadTooLarge
 from ._http.cookies import CookieJar, header_text
 from ._http.headers import Headers
 from ._http.method import Method
+from ._http.tls import TLSInfo
 from ._http.url import Uri, parse_query
 
 __all__ = ["BodyReader", "Extensions", "Request"]
 
 T = TypeVar("T")
 
-#: ``await reader()`` returns the next chunk of the request body, ``b""`` at its end.
-BodyReader = Callable[[], Awaitable[bytes]]
+#: The default body size limit, as ``ServerConfig.max_body_size``.
+DEFAULT_BODY_LIMIT = 10 * 1024 * 1024
+
+
+async def _no_body() -> bytes:
+    return b""
+
+
+class BodyReader:
+    """The request body as it arrives: ``await reader()`` returns the next chunk, ``b""`` at
+    its end, and raises ``PayloadTooLarge`` (413) once more than the limit has arrived.
+
+    ``receive`` is what the server provides (the protocol's body source); ``declared`` the
+    declared ``Content-Length``. The limit starts as given (the server passes
+    ``max_body_size``); once the route is known the app sets the route's own with
+    :meth:`limit_to`, which also refuses a declared length over it before anything is read.
+    Cancellation: a checkpoint whenever ``receive`` has to wait."""
+
+    __slots__ = ("_limit", "_receive", "_setting", "declared", "exceeded", "received")
+
+    def __init__(
+        self,
+        receive: Callable[[], Awaitable[bytes]] = _no_body,
+        declared: int | None = None,
+        limit: int = DEFAULT_BODY_LIMIT,
+        setting: str = "max_body_size",
+    ) -> None:
+        self._receive = receive
+        self._limit = limit
+        self._setting = setting
+        #: the declared length (``Content-Length``), ``None`` when the body's length is unknown
+        self.declared = declared
+        #: body bytes received so far
+        self.received = 0
+        #: more than the limit arrived (the rest of the body is not wanted)
+        self.exceeded = False
+
+    def limit_to(self, limit: int, setting: str) -> None:
+        """Apply ``limit`` (named after its ``setting`` in the 413 message) from now on; raises
+        ``PayloadTooLarge`` at once when the declared length is over it."""
+        self._limit, self._setting = limit, setting
+        if self.declared is not None and self.declared > limit:
+            raise self._too_large()
+
+    async def __call__(self) -> bytes:
+        chunk = await self._receive()
+        if chunk:
+            self.received += len(chunk)
+            if self.received > self._limit:
+                self.exceeded = True
+                raise self._too_large()
+        return chunk
+
+    def _too_large(self) -> PayloadTooLarge:
+        return PayloadTooLarge(f"request body is larger than {self._setting} ({self._limit} bytes)")
 
 
 class Extensions:
@@ -70,10 +125,6 @@ class Extensions:
         return f"Extensions({list(self._values.values())!r})"
 
 
-async def _no_body() -> bytes:
-    return b""
-
-
 @attrs.define(eq=False, slots=False)
 class Request:
     """An incoming HTTP request.
@@ -92,13 +143,13 @@ class Request:
     extensions: Extensions = attrs.field(factory=Extensions)
     client: tuple[str, int] | None = None
     scheme: str = "http"
-    body_reader: BodyReader = attrs.field(default=_no_body, repr=False)
+    #: The body as it arrives.
+    body_reader: BodyReader = attrs.field(factory=BodyReader, repr=False)
     body_consumed: bool = attrs.field(default=False, repr=False)
-    #: The body size limit for this request and the setting it comes from (set by the app
-    #: once the route is known: ``max_body_size``, or ``max_total_size`` for ``Multipart``).
-    body_limit: tuple[int, str] | None = attrs.field(default=None, repr=False)
     #: The declared ``Content-Length`` as the protocol layer parsed it (``None``: absent).
     content_length: int | None = attrs.field(default=None, repr=False)
+    #: What TLS negotiated (``None`` on plain HTTP): version, ALPN protocol, client certificate.
+    tls: TLSInfo | None = attrs.field(default=None, repr=False)
 
     @functools.cached_property
     def query_pairs(self) -> list[tuple[str, str]]:

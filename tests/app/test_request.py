@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from trioframe import Extensions, Headers, Method, Request, Router, Uri
+from trioframe._request import BodyReader
 from trioframe.testing import TestClient
 
 from .helpers import assert_error_body
@@ -173,7 +174,7 @@ async def test_read_body_shows_each_chunk_as_it_arrives() -> None:
     async def reader() -> bytes:
         return next(arrived)
 
-    request = Request(Method.POST, Uri("/"), body_reader=reader)
+    request = Request(Method.POST, Uri("/"), body_reader=BodyReader(reader))
     seen: list[bytes] = []
     assert await request.read_body(seen.append) == b"one,two,three"
     assert seen == chunks
@@ -192,7 +193,7 @@ async def test_what_on_chunk_raises_stops_the_read() -> None:
         if chunk == b"bad":
             raise ValueError("bad chunk")
 
-    request = Request(Method.POST, Uri("/"), body_reader=reader)
+    request = Request(Method.POST, Uri("/"), body_reader=BodyReader(reader))
     with pytest.raises(ValueError, match="bad chunk"):
         await request.read_body(check)
     assert not request.body_consumed

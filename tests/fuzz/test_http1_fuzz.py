@@ -107,6 +107,14 @@ REPRODUCERS: dict[str, ConnectionInput] = {
         close_write=True,
         behaviours=(Behaviour.UNREAD,),
     ),
+    # Found during the protocol-neutral reshape: middleware reads a body past max_body_size
+    # (512 here); the 413 must end the connection, as a body over the limit always does.
+    "413 from the running total keeps the connection": ConnectionInput(
+        b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 600\r\n\r\n"
+        + b"a" * 600
+        + b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n",
+        behaviours=(Behaviour.READ,),
+    ),
 }
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pathlib
+
 import attrs
 import pytest
 
 from trioframe import ConfigurationError, Response, Router, ServerConfig
+from trioframe._server.tls import TLSFiles
 from trioframe.testing import TestClient
 
 
@@ -33,7 +36,7 @@ def test_with_copies_and_leaves_the_original() -> None:
     assert (changed.max_body_size, changed.header_timeout) == (1024, 1.5)
     assert base.max_body_size == 10 * 1024 * 1024
     assert base.with_http2().http2 is True
-    assert base.with_tls("cert.pem", "key.pem").tls == ("cert.pem", "key.pem")
+    assert base.with_tls("cert.pem", "key.pem").tls == TLSFiles("cert.pem", "key.pem")
     with pytest.raises(AttributeError):
         base.with_no_such_field(1)
 
@@ -51,12 +54,18 @@ def test_config_is_frozen_and_validated() -> None:
     "config",
     [
         ServerConfig(http2=True),
-        ServerConfig().with_tls("c.pem", "k.pem"),
         ServerConfig(workers=2),
         ServerConfig(trusted_proxies=["10.0.0.1"]),
     ],
 )
 async def test_options_not_built_yet_fail_at_startup(config: ServerConfig) -> None:
     with pytest.raises(ConfigurationError, match="not available in this version yet"):
+        async with TestClient(Router().get("/", ok), config):
+            pass
+
+
+async def test_tls_files_that_cannot_be_loaded_fail_at_startup(tmp_path: pathlib.Path) -> None:
+    config = ServerConfig().with_tls(tmp_path / "missing.pem", tmp_path / "missing.key")
+    with pytest.raises(ConfigurationError, match="cannot load the TLS certificate or key"):
         async with TestClient(Router().get("/", ok), config):
             pass

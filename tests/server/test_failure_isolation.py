@@ -19,7 +19,8 @@ import trio
 from trioframe import Json, Response, Router, WebSocketConnection
 from trioframe._dispatch import App
 from trioframe._protocol.http1 import HTTP1Adapter
-from trioframe._server import connection as connection_module
+from trioframe._server import exchange as exchange_module
+from trioframe._server import http1 as http1_module
 from trioframe._server.reader import StreamReader
 from trioframe._server.websocket import ServerSession
 
@@ -112,8 +113,8 @@ STAGES: list[tuple[str, Any, str, Callable[[str], Any]]] = [
     ("serialise", HTTP1Adapter, "send_head", plain_get),
     ("body", HTTP1Adapter, "_next_body_event", post_body),
     ("watcher", StreamReader, "watch", plain_get),
-    ("linger", connection_module, "linger_close", raw_post_until_closed),
-    ("date", connection_module, "http_date", plain_get),
+    ("linger", http1_module, "linger_close", raw_post_until_closed),
+    ("date", exchange_module, "http_date", plain_get),
     ("websocket", ServerSession, "serve", websocket),
 ]
 

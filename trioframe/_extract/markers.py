@@ -75,6 +75,16 @@ class Body(bytes):
     __slots__ = ()
 
 
+class StreamedBody:
+    """Base class of extractors that stream the request body instead of buffering it
+    (``Multipart``). A parameter annotated with a subclass gets ``cls(request, config)``,
+    ``config`` being the route's ``MultipartConfig``, whose ``max_total_size`` replaces the
+    body limit. The planner knows only this base class: the streaming classes live in the
+    application layer, which may do I/O."""
+
+    __slots__ = ()
+
+
 class FromRequest:
     """Base class for custom extractors. Subclasses define::
 

@@ -20,10 +20,10 @@ from .._http.cookies import CookieJar
 from .._http.headers import Headers
 from .._http.method import Method
 from .._http.url import Uri
-from .._multipart import Multipart, MultipartConfig
+from .._multipart.decoder import MultipartConfig
 from .._request import Request
 from .._websocket.connection import WebSocketConnection
-from .markers import Body, FromRequest, Marker
+from .markers import Body, FromRequest, Marker, StreamedBody
 from .sources import (
     Step,
     StepContext,
@@ -158,9 +158,12 @@ def _step_for(ctx: StepContext, annotation: Any) -> Step:
     raise ctx.fail(f"no extractor for annotation {annotation!r}")
 
 
-def _multipart_step(config: MultipartConfig) -> Step:
-    async def streamed(request: Request) -> Multipart:
-        return Multipart(request, config)
+def _streamed_body_step(kind: type[StreamedBody], config: MultipartConfig) -> Step:
+    make: Any = kind  # a StreamedBody subclass takes (request, config)
+
+    async def streamed(request: Request) -> StreamedBody:
+        result: StreamedBody = make(request, config)
+        return result
 
     return streamed
 
@@ -173,7 +176,7 @@ def _reads_body(annotation: Any) -> bool:
     marker = _marker(annotation)
     if marker is not None:
         return marker.source in _BODY_MARKERS
-    return isinstance(annotation, type) and issubclass(annotation, Body | Multipart)
+    return isinstance(annotation, type) and issubclass(annotation, Body | StreamedBody)
 
 
 def _is_websocket(annotation: Any) -> bool:
@@ -218,9 +221,10 @@ def build_plan(
             continue
         if websocket and _reads_body(annotation):
             raise ctx.fail("a WebSocket upgrade request has no body to extract")
-        if isinstance(annotation, type) and issubclass(annotation, Multipart):
+        if isinstance(annotation, type) and issubclass(annotation, StreamedBody):
             streams.append(param.name)
-            steps.append((param.name, _multipart_step(multipart or MultipartConfig())))
+            limits = multipart or MultipartConfig()
+            steps.append((param.name, _streamed_body_step(annotation, limits)))
             continue
         if _class_kind(annotation) is Request:
             buffers.append(param.name)

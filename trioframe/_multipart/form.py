@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from .._errors import BadRequest
+from .._extract.markers import StreamedBody
 from .._http.headers import Headers
 from .charsets import text_codec
 from .decoder import (
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["Field", "Multipart"]
 
 
-class Multipart:
+class Multipart(StreamedBody):
     """A ``multipart/form-data`` body, read one field at a time::
 
         while (field := await form.next_field()) is not None: ...

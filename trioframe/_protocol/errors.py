@@ -1,8 +1,10 @@
-"""``ProtocolError``: the peer broke the protocol. Carries the status to answer with."""
+"""The protocol layer's two errors: ``ProtocolError`` (the peer broke the protocol; carries the
+status to answer with) and ``UnsendableResponse`` (our side built a response the protocol
+cannot carry)."""
 
 from __future__ import annotations
 
-__all__ = ["ProtocolError"]
+__all__ = ["ProtocolError", "UnsendableResponse"]
 
 
 class ProtocolError(Exception):
@@ -22,3 +24,9 @@ class ProtocolError(Exception):
 
     def __str__(self) -> str:
         return f"{self.status}: {self.message}"
+
+
+class UnsendableResponse(Exception):
+    """The protocol layer refuses to write a response the application built (a status or a
+    header it cannot carry, a body that does not match its Content-Length). Raised before any
+    byte of it is written when the refusal comes from the head or a whole body."""

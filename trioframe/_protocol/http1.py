@@ -18,8 +18,9 @@ import h11
 
 from .._errors import reason_phrase
 from .chunked import ChunkedFraming
-from .errors import ProtocolError
+from .errors import ProtocolError, UnsendableResponse
 from .head import HeadLimits, HeadScanner, check_head, check_host
+from .request_head import RequestHead
 
 __all__ = [
     "CLOSED",
@@ -31,20 +32,6 @@ __all__ = [
     "RequestHead",
     "render_simple_response",
 ]
-
-
-@attrs.frozen
-class RequestHead:
-    """A parsed request head. ``headers`` are h11's ``(name, value)`` pairs, names
-    lower-case."""
-
-    method: bytes
-    target: bytes
-    version: str
-    headers: list[tuple[bytes, bytes]]
-    content_length: int | None
-    chunked: bool
-    expects_continue: bool
 
 
 @attrs.frozen
@@ -238,13 +225,17 @@ class HTTP1Adapter:
         return self._h11.send(event) or b""
 
     def send_head(self, status: int, headers: list[tuple[bytes, bytes]]) -> bytes:
-        """The response head (status line and headers)."""
+        """The response head (status line and headers). ``UnsendableResponse`` when h11 refuses
+        it (a status or header it cannot write); h11 is then in its error state and the
+        connection cannot carry another response. (Each ``send_*`` catches h11's error itself:
+        a shared helper would be one more call on every response.)"""
         reason = _REASONS.get(status)
         if reason is None:
             reason = _REASONS[status] = reason_phrase(status).encode("ascii")
-        return (
-            self._h11.send(h11.Response(status_code=status, headers=headers, reason=reason)) or b""
-        )
+        try:
+            return self._h11.send(h11.Response(status_code=status, headers=headers, reason=reason))
+        except h11.LocalProtocolError as exc:
+            raise UnsendableResponse(str(exc)) from None
 
     def send_switch(self, headers: list[tuple[bytes, bytes]]) -> bytes:
         """``101 Switching Protocols`` for a request that asked to upgrade; after it the
@@ -267,12 +258,19 @@ class HTTP1Adapter:
         return data
 
     def send_data(self, data: bytes) -> bytes:
-        """Framing for one piece of response body (chunked or plain, as h11 decided)."""
-        return self._h11.send(h11.Data(data=data)) or b""
+        """Framing for one piece of response body (chunked or plain, as h11 decided).
+        ``UnsendableResponse`` past the response's Content-Length."""
+        try:
+            return self._h11.send(h11.Data(data=data)) or b""
+        except h11.LocalProtocolError as exc:
+            raise UnsendableResponse(str(exc)) from None
 
     def send_end(self) -> bytes:
-        """The end of the response body."""
-        return self._h11.send(h11.EndOfMessage()) or b""
+        """The end of the response body. ``UnsendableResponse`` short of its Content-Length."""
+        try:
+            return self._h11.send(h11.EndOfMessage()) or b""
+        except h11.LocalProtocolError as exc:
+            raise UnsendableResponse(str(exc)) from None
 
     @property
     def can_reuse(self) -> bool:

@@ -6,11 +6,14 @@ new config, so configs chain: ``ServerConfig().with_max_body_size(1024)``.
 
 from __future__ import annotations
 
+import os
 import ssl
 from collections.abc import Iterable
 from typing import Any
 
 import attrs
+
+from .tls import SelfSigned, TLSFiles
 
 __all__ = ["ServerConfig"]
 
@@ -24,6 +27,12 @@ def _strings(values: Iterable[str]) -> tuple[str, ...]:
 
 def _optional_strings(values: Iterable[str] | None) -> tuple[str, ...] | None:
     return None if values is None else tuple(values)
+
+
+def _tls_setting(value: Any) -> TLSFiles | SelfSigned | ssl.SSLContext | None:
+    if isinstance(value, tuple):  # (cert_file, key_file)
+        return TLSFiles(*value)
+    return value  # type: ignore[no-any-return]
 
 
 def _positive(_inst: Any, attribute: attrs.Attribute[Any], value: float) -> None:
@@ -56,6 +65,7 @@ class ServerConfig:
     body_timeout: float = attrs.field(default=30.0, validator=_positive)
     #: Longest wait for the client to accept response bytes; then the connection is dropped.
     send_timeout: float = attrs.field(default=60.0, validator=_positive)
+    #: Longest a TLS handshake may take (a client that connects and sends nothing is closed).
     tls_handshake_timeout: float = attrs.field(default=10.0, validator=_positive)
     #: After this many requests a connection is closed (``Connection: close``).
     max_requests_per_connection: int = attrs.field(default=1000, validator=_positive)
@@ -67,8 +77,13 @@ class ServerConfig:
     max_drain_size: int = attrs.field(default=64 * KiB, validator=_positive)
     #: A client that goes away cancels its handler.
     cancel_on_disconnect: bool = True
+    #: HTTP/2: ALPN ``h2`` on TLS, prior-knowledge h2c on cleartext.
     http2: bool = False
-    tls: ssl.SSLContext | tuple[str, str] | None = None
+    #: HTTPS: certificate files (``TLSFiles``; a ``(cert_file, key_file)`` tuple is accepted),
+    #: a development certificate (``SelfSigned``) or an ``ssl.SSLContext``; ``None``: plain HTTP.
+    tls: TLSFiles | SelfSigned | ssl.SSLContext | None = attrs.field(
+        default=None, converter=_tls_setting
+    )
     max_concurrent_streams: int = attrs.field(default=100, validator=_positive)
     #: Largest WebSocket message in bytes, all its fragments together (inflated) → close 1009.
     websocket_max_message_size: int = attrs.field(default=1 * MiB, validator=_positive)
@@ -94,14 +109,33 @@ class ServerConfig:
         return attrs.evolve(self, http2=enabled)
 
     def with_tls(
-        self, cert_file: str | ssl.SSLContext, key_file: str | None = None
+        self,
+        cert_file: str | os.PathLike[str] | ssl.SSLContext,
+        key_file: str | os.PathLike[str] | None = None,
+        *,
+        client_ca: str | os.PathLike[str] | None = None,
     ) -> ServerConfig:
-        """A copy serving HTTPS from a certificate and key file (or an ``SSLContext``)."""
+        """A copy serving HTTPS from PEM certificate-chain and key files, or from an
+        ``ssl.SSLContext`` used as given (trioframe only sets its ALPN protocols).
+
+        ``client_ca``: a CA bundle that clients must present a certificate from (mutual TLS;
+        ``request.tls.client_certificate`` is then the verified certificate)."""
         if isinstance(cert_file, ssl.SSLContext):
+            if key_file is not None or client_ca is not None:
+                raise ValueError("with_tls(context) takes no key_file or client_ca")
             return attrs.evolve(self, tls=cert_file)
         if key_file is None:
             raise ValueError("with_tls(cert_file, key_file) needs the key file too")
-        return attrs.evolve(self, tls=(cert_file, key_file))
+        ca = None if client_ca is None else os.fspath(client_ca)
+        return attrs.evolve(self, tls=TLSFiles(os.fspath(cert_file), os.fspath(key_file), ca))
+
+    def with_self_signed(
+        self, hosts: Iterable[str] = ("localhost", "127.0.0.1", "::1")
+    ) -> ServerConfig:
+        """A copy serving HTTPS with a development certificate for ``hosts``, made in memory
+        at startup (the ``self-signed`` extra). The CA's certificate is written to a file
+        whose path is logged, for curl or httpx to trust. Never for production."""
+        return attrs.evolve(self, tls=SelfSigned(tuple(hosts)))
 
     def with_max_body_size(self, value: int) -> ServerConfig:
         """A copy with ``max_body_size`` set."""

@@ -1,7 +1,7 @@
 """``Server``: listeners, the accept loop, the connection limit and graceful shutdown.
 
 Structure: ``serve()`` owns a nursery holding the accept loops and one task per connection
-(each with its own nursery inside ``HTTP1Connection.run``). ``shutdown()`` flips a flag and
+(each served by ``streams.serve_stream``: TLS, the protocol's connection, its own nursery). ``shutdown()`` flips a flag and
 wakes the shutdown task, which stops accepting, closes idle connections, waits up to
 ``shutdown_timeout`` for in-flight requests, then cancels what is left.
 """
@@ -23,8 +23,9 @@ from .._routing.router import Router
 from .._websocket.accept import WebSocketPolicy
 from .address import parse_address
 from .config import ServerConfig
-from .connection import HTTP1Connection
 from .state import ServingState
+from .streams import format_peer, serve_stream
+from .tls import server_context
 
 __all__ = ["Server"]
 
@@ -74,24 +75,19 @@ class Server:
                 max_json_size=config.max_json_size,
                 websocket=websocket,
             )
-            self._state = ServingState.create(app, self.config)
+            context = None
+            if config.tls is not None:
+                context = server_context(config.tls, http2=config.http2)
+            self._state = ServingState.create(app, config, context)
         return self._state
 
-    async def handle_stream(
-        self, stream: trio.abc.Stream, client: tuple[str, int] | None, scheme: str = "http"
-    ) -> None:
-        """Serve one already-connected stream until it closes (the test client uses this
-        with an in-memory stream). Cancellation closes the stream. A failure in the connection
-        code itself is logged and ends this connection only: it never reaches the caller."""
-        state = self._prepare()
-        connection = HTTP1Connection(state, stream, client, scheme)
-        state.connections.add(connection)
-        try:
-            await connection.run()
-        except* Exception:  # a bug of ours on one connection must not end the server
-            log.exception("connection from %s failed; it is closed", _format_client(client))
-        finally:
-            state.forget(connection)
+    async def handle_stream(self, stream: trio.abc.Stream, client: tuple[str, int] | None) -> None:
+        """Serve one already-connected stream until it closes, exactly as an accepted socket
+        is served (TLS handshake included when the config asks for TLS); the test client uses
+        this with an in-memory stream. Cancellation closes the stream. A failure in the
+        connection code itself is logged and ends this connection only: it never reaches the
+        caller."""
+        await serve_stream(self._prepare(), stream, client)
 
     # -- serving ------------------------------------------------------------------------------
     async def serve(
@@ -111,6 +107,7 @@ class Server:
         listeners = await trio.open_tcp_listeners(self.port, host=self.host)
         try:
             addresses = [_sockname(listener) for listener in listeners]
+            scheme = "http" if self.config.tls is None else "https"
             limiter = trio.Semaphore(self.config.max_connections)
             async with trio.open_nursery() as connections:
                 async with trio.open_nursery() as acceptors:
@@ -119,7 +116,7 @@ class Server:
                             self._accept_loop, listener, limiter, state, connections
                         )
                     for host, port in addresses:
-                        log.info("trioframe serving on http://%s", _format_host_port(host, port))
+                        log.info("trioframe serving on %s://%s", scheme, format_peer((host, port)))
                     task_status.started(addresses)
                     await self._shutdown_requested.wait()
                     acceptors.cancel_scope.cancel()
@@ -257,16 +254,11 @@ def _exit_now(why: str) -> NoReturn:
     os._exit(1)
 
 
-def _format_client(client: tuple[str, int] | None) -> str:
-    return "an unknown peer" if client is None else _format_host_port(*client)
-
-
 def _refuse_unbuilt_features(config: ServerConfig) -> None:
     """Options accepted by ``ServerConfig`` whose implementation has not landed yet fail
     loudly at startup instead of being silently ignored."""
     unbuilt = {
         "http2": config.http2,
-        "tls": config.tls is not None,
         "workers > 1": config.workers > 1,
         "trusted_proxies": bool(config.trusted_proxies),
     }
@@ -278,10 +270,6 @@ def _refuse_unbuilt_features(config: ServerConfig) -> None:
 def _sockname(listener: trio.SocketListener) -> tuple[str, int]:
     name: Any = listener.socket.getsockname()
     return str(name[0]), int(name[1])
-
-
-def _format_host_port(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _in_trio() -> bool:

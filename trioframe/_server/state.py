@@ -1,5 +1,5 @@
 """``ServingState``: what every connection of one server shares (the frozen app, the config,
-the shutdown flag, the set of open connections)."""
+the TLS context, the shutdown flag, the set of open connections)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ import trio
 from .._protocol.head import HeadLimits
 
 if TYPE_CHECKING:
+    import ssl
+
     from .._dispatch import App
     from .config import ServerConfig
-    from .connection import HTTP1Connection
+    from .served import ServedConnection
 
 __all__ = ["ServingState"]
 
@@ -26,9 +28,11 @@ class ServingState:
     app: App
     config: ServerConfig
     head_limits: HeadLimits
+    #: the server's TLS context (``None``: plain HTTP)
+    tls_context: ssl.SSLContext | None = None
     log: logging.Logger = attrs.field(factory=lambda: logging.getLogger("trioframe"))
     shutting_down: bool = False
-    connections: set[HTTP1Connection] = attrs.field(factory=set)
+    connections: set[ServedConnection] = attrs.field(factory=set)
     _all_closed: trio.Event | None = None
     _idle_wanted: trio.Event | None = None  # set when a connection starts waiting idle
 
@@ -53,7 +57,7 @@ class ServingState:
             return False
         return min(idle, key=lambda c: c.idle_since).close_if_idle(reason)
 
-    def forget(self, connection: HTTP1Connection) -> None:
+    def forget(self, connection: ServedConnection) -> None:
         """A connection has ended."""
         self.connections.discard(connection)
         if not self.connections and self._all_closed is not None:
@@ -68,10 +72,12 @@ class ServingState:
         await self._all_closed.wait()
 
     @classmethod
-    def create(cls, app: App, config: ServerConfig) -> ServingState:
+    def create(
+        cls, app: App, config: ServerConfig, tls_context: ssl.SSLContext | None = None
+    ) -> ServingState:
         limits = HeadLimits(
             max_head_size=config.max_header_size,
             max_request_line_size=config.max_request_line_size,
             max_header_count=config.max_header_count,
         )
-        return cls(app=app, config=config, head_limits=limits)
+        return cls(app=app, config=config, head_limits=limits, tls_context=tls_context)

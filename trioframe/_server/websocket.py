@@ -1,8 +1,9 @@
 """The server side of one WebSocket connection: wsproto's frame state machine driven over the
-connection's stream, the handler, keep-alive pings and the closing handshake.
+byte stream an exchange's ``upgrade()`` gave, the handler, keep-alive pings and the closing
+handshake.
 
-It runs in the task and cancel scope of the HTTP/1.1 connection that switched protocols, in a
-nursery of its own::
+It runs in the task and cancel scope of the exchange that switched protocols, in a nursery of
+its own::
 
     ServerSession.serve
     ├── reader      bytes → wsproto → messages into a bounded queue; pongs, Close replies
@@ -60,19 +61,17 @@ _GOING_AWAY = (1001, "server shutting down")
 
 
 class ServerSession:
-    """One WebSocket connection after the 101. ``receive`` reads the connection's bytes
-    (``b""`` at end of stream); ``stream`` is written to directly. ``serve(run)`` returns once
-    the handler has finished and the connection is closed or given up on."""
+    """One WebSocket connection after the upgrade, over ``stream`` (``b""`` from it: the end of
+    the stream). ``serve(run)`` returns once the handler has finished and the connection is
+    closed or given up on."""
 
     def __init__(
         self,
         stream: trio.abc.Stream,
-        receive: Callable[[], Awaitable[bytes]],
         config: ServerConfig,
         extensions: list[Any],
     ) -> None:
         self._stream = stream
-        self._receive_bytes = receive
         self._config = config
         self._ws = Connection(ConnectionType.SERVER, extensions)
         self._send_lock = trio.StrictFIFOLock()
@@ -245,6 +244,12 @@ class ServerSession:
                 return
 
     # -- reading --------------------------------------------------------------------------------
+    async def _receive_bytes(self) -> bytes:
+        try:
+            return bytes(await self._stream.receive_some())
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return b""
+
     async def _read_loop(self) -> None:
         ws = self._ws
         while not self._ended.is_set():

@@ -1,0 +1,24 @@
+"""``RequestHead``: a parsed request head, the same value whichever protocol carried it."""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["RequestHead"]
+
+
+@attrs.frozen
+class RequestHead:
+    """A parsed request head. ``headers`` are ``(name, value)`` byte pairs, names lower-case;
+    ``target`` is the request target (``/path?query`` or absolute-form); ``version`` is
+    ``"1.0"``, ``"1.1"`` or ``"2"``. ``content_length`` is the declared body length (``None``:
+    not declared). ``chunked`` and ``expects_continue`` are HTTP/1.1 framing facts (a chunked
+    body; ``Expect: 100-continue``), false on other protocols."""
+
+    method: bytes
+    target: bytes
+    version: str
+    headers: list[tuple[bytes, bytes]]
+    content_length: int | None
+    chunked: bool = False
+    expects_continue: bool = False

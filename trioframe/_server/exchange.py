@@ -1,0 +1,261 @@
+"""One request/response exchange, whatever protocol carries it, and ``serve_exchange``: the one
+function that serves it.
+
+A served connection (``http1.HTTP1Connection`` today, HTTP/2's streams next) parses a request
+head and hands the app side an ``Exchange``: the head, a cancel scope of its own, and the means
+to read the body and write the response. ``serve_exchange`` does the rest, identically for every
+protocol: it builds the ``Request`` (whose ``BodyReader`` enforces the body limit: the one place
+a 413 for a body that is too large comes from), runs ``App.handle``, finalises the response
+purely (``_protocol/finalize.py``: Date, Content-Length, no body for HEAD/1xx/204/304) and
+writes it, or switches protocols for an accepted WebSocket upgrade.
+
+The exchange's scope is where the protocol's per-exchange deadlines (body, send) and
+disconnects (end of stream on HTTP/1.1, a reset stream on HTTP/2) land: cancelling it cancels
+this exchange's handler and nothing else. The connection runs ``serve_exchange`` inside that
+scope, and when the scope was cancelled, ``answer_cancelled`` after it: an error can still be
+answered (408 for a body timeout, 503 at shutdown) or the exchange simply ends. On HTTP/1.1,
+where exchanges come one at a time and a disconnect ends the connection anyway, the scope is
+the connection's own (entering a cancel scope per request would cost more than the rest of the
+exchange machinery together); on HTTP/2 each stream has one.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from contextlib import aclosing
+from typing import TYPE_CHECKING
+
+import trio
+
+from .._http.headers import Headers
+from .._http.method import Method
+from .._http.url import Uri
+from .._protocol.errors import ProtocolError, UnsendableResponse
+from .._protocol.finalize import body_allowed, final_headers
+from .._request import BodyReader, Request
+from .._websocket.accept import WebSocketAccept
+from .clock import http_date
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterable
+
+    from .._http.tls import TLSInfo
+    from .._protocol.request_head import RequestHead
+    from .._response import Response
+    from .state import ServingState
+    from .websocket import ServerSession
+
+__all__ = ["Exchange", "ExchangeGone", "answer_cancelled", "serve_exchange"]
+
+Header = tuple[bytes, bytes]
+
+_INTERNAL_ERROR = (500, "Internal Server Error")
+
+
+class ExchangeGone(Exception):
+    """The exchange cannot go on: its peer went away (or reset the stream) under a write.
+    Raised by the ``send_*`` methods; nothing more can be sent for it."""
+
+
+class Exchange(abc.ABC):
+    """One request and its response, as a protocol connection presents them.
+
+    ``head`` is the parsed request head; ``client``, ``scheme`` and ``tls`` describe the
+    connection; ``scope`` is the cancel scope that cancels this exchange (entered by the
+    connection, around ``serve_exchange``); ``response_started`` turns true once any byte of
+    the response may have been written. ``websocket`` is the session running after an upgrade
+    (shutdown asks it to close)."""
+
+    def __init__(
+        self,
+        head: RequestHead,
+        client: tuple[str, int] | None,
+        scheme: str,
+        tls: TLSInfo | None,
+        scope: trio.CancelScope,
+    ) -> None:
+        self.head = head
+        self.client = client
+        self.scheme = scheme
+        self.tls = tls
+        self.scope = scope
+        self.response_started = False
+        self.websocket: ServerSession | None = None
+
+    @abc.abstractmethod
+    async def receive_body(self) -> bytes:
+        """The next piece of the request body, ``b""`` at its end. Raises ``Error`` for a
+        broken body (400) or the protocol's own limits. Cancellation: a checkpoint when it
+        must wait; a body timeout cancels ``scope``."""
+
+    @abc.abstractmethod
+    async def send_response(self, status: int, headers: list[Header], body: bytes) -> None:
+        """Write a whole response: head, ``body`` and its end. Raises ``UnsendableResponse``
+        (nothing written) when the protocol cannot carry it, ``ExchangeGone`` when the peer
+        went away."""
+
+    @abc.abstractmethod
+    async def send_head(self, status: int, headers: list[Header]) -> None:
+        """Write the head of a response whose body follows with ``send_data``/``send_end``.
+        Raises like ``send_response``."""
+
+    @abc.abstractmethod
+    async def send_data(self, data: bytes) -> None:
+        """Write a piece of the response body (with backpressure: returns once the peer's
+        flow control allows). Raises ``UnsendableResponse`` past a declared length and
+        ``ExchangeGone``."""
+
+    @abc.abstractmethod
+    async def send_end(self) -> None:
+        """End the response body. Raises ``UnsendableResponse`` short of a declared length
+        and ``ExchangeGone``."""
+
+    @abc.abstractmethod
+    async def send_error(self, status: int, message: str) -> None:
+        """Answer with the standard error body instead of a response the app made (nothing
+        of the response has been written), then end the exchange; bounded by the send
+        timeout, never raises for a peer that is gone."""
+
+    @abc.abstractmethod
+    async def upgrade(self, headers: list[Header]) -> trio.abc.Stream:
+        """Accept the protocol switch the request asked for (HTTP/1.1: ``101`` with
+        ``headers``) and return the byte stream the new protocol runs over. Raises
+        ``ProtocolError`` when this request cannot switch."""
+
+    @abc.abstractmethod
+    def cancel_answer(self) -> tuple[int, str] | None:
+        """After ``scope`` was cancelled: the error to answer with (408 for a body timeout,
+        503 at shutdown), or ``None`` when the exchange can only end (the peer is gone, the
+        response has started, a send timed out)."""
+
+    @abc.abstractmethod
+    def refuse_body(self) -> None:
+        """More of the request body arrived than its limit allows: the rest is not wanted.
+        The response (a 413) still goes out (HTTP/1.1: with ``Connection: close``)."""
+
+    @abc.abstractmethod
+    def abort(self) -> None:
+        """End the exchange without completing its response (HTTP/1.1: the connection
+        closes after it)."""
+
+
+async def serve_exchange(exchange: Exchange, state: ServingState) -> None:
+    """Serve ``exchange`` through the app; run it inside ``exchange.scope``. Raises nothing
+    but the cancellation of that scope (then call ``answer_cancelled``): whatever else goes
+    wrong is answered (500) or ends the exchange, logged when it is a bug."""
+    head = exchange.head
+    request = Request(
+        method=Method.of(head.method),
+        uri=Uri.parse(head.target.decode("ascii")),
+        version=head.version,
+        headers=Headers(head.headers),
+        client=exchange.client,
+        scheme=exchange.scheme,
+        body_reader=BodyReader(
+            exchange.receive_body, head.content_length, state.config.max_body_size
+        ),
+        content_length=head.content_length,
+        tls=exchange.tls,
+    )
+    try:
+        response = await state.app.handle(request)
+    except Exception:  # App.handle answers every failure: this is a bug, not the client's
+        state.log.exception("the app failed to answer %s %s", request.method, request.uri)
+        await exchange.send_error(*_INTERNAL_ERROR)
+        return
+    if request.body_reader.exceeded:
+        exchange.refuse_body()
+    try:
+        upgrade = type(response) is WebSocketAccept and response.status == 101
+        if response.body_stream is None and not upgrade:
+            # The common case, inline (one coroutine frame less on every request's writes).
+            status = response.status
+            headers = final_headers(response.headers, status, len(response.body), http_date())
+            body = response.body if body_allowed(exchange.head.method, status) else b""
+            await exchange.send_response(status, headers, body)
+        else:
+            await _respond(exchange, response, state)
+    except ExchangeGone:
+        return
+    except Exception:  # the protocol layer refused the response (or a bug writing it)
+        started = exchange.response_started
+        state.log.exception(
+            "cannot send %r to %s %s; %s",
+            response,
+            request.method,
+            request.uri,
+            "ending the exchange" if started else "answering 500 instead",
+        )
+        if started:
+            exchange.abort()
+        else:
+            await exchange.send_error(*_INTERNAL_ERROR)
+
+
+async def answer_cancelled(exchange: Exchange) -> None:
+    """After ``exchange.scope`` was cancelled under ``serve_exchange``: answer the error the
+    exchange still can (408, 503), or end it. Run it outside the cancelled scope."""
+    answer = exchange.cancel_answer()
+    if answer is None:
+        exchange.abort()
+    else:
+        await exchange.send_error(*answer)
+
+
+async def _respond(exchange: Exchange, response: Response, state: ServingState) -> None:
+    """Finalise a streamed ``response`` and write it, or switch to WebSocket."""
+    if type(response) is WebSocketAccept and response.status == 101:
+        await _switch_to_websocket(exchange, response, state)
+        return
+    stream = response.body_stream
+    assert stream is not None  # serve_exchange writes bytes bodies itself
+    status = response.status
+    headers = final_headers(response.headers, status, None, http_date())
+    send_body = body_allowed(exchange.head.method, status)
+    async with aclosing(stream):  # type: ignore[type-var]
+        await exchange.send_head(status, headers)
+        if send_body and not await _send_stream(exchange, stream, state):
+            return
+        try:
+            await exchange.send_end()
+        except UnsendableResponse:  # fewer bytes than the handler's Content-Length
+            state.log.exception("streamed response body ended early; ending the exchange")
+            exchange.abort()
+
+
+async def _send_stream(
+    exchange: Exchange, stream: AsyncIterable[bytes], state: ServingState
+) -> bool:
+    """Send the chunks of a streamed body; False when it failed (logged; the exchange is
+    aborted, since the head is out and no error status can be sent any more)."""
+    try:
+        async for chunk in stream:
+            if chunk:
+                await exchange.send_data(chunk)
+    except ExchangeGone:
+        raise
+    except Exception:
+        state.log.exception("streaming response body failed")
+        exchange.abort()
+        return False
+    return True
+
+
+async def _switch_to_websocket(
+    exchange: Exchange, accept: WebSocketAccept, state: ServingState
+) -> None:
+    """Accept the upgrade and serve the WebSocket session until it ends."""
+    from .websocket import ServerSession  # wsproto: imported only once it is needed
+
+    if state.shutting_down:
+        await exchange.send_error(503, "the server is shutting down")
+        return
+    try:
+        stream = await exchange.upgrade([*accept.headers, (b"date", http_date())])
+    except ProtocolError as exc:
+        await exchange.send_error(exc.status, exc.message)
+        return
+    exchange.scope.deadline = math.inf
+    session = exchange.websocket = ServerSession(stream, state.config, accept.extensions)
+    await session.serve(accept.run, accept.subprotocol)

@@ -1,0 +1,260 @@
+"""One HTTP/1.1 connection: its own nursery, the request loop, and the connection-level
+deadlines; each request is served as an ``HTTP1Exchange`` (``http1_exchange.py``) through
+``exchange.serve_exchange``.
+
+One cancel scope carries every deadline of the connection, moved as the phase changes: the
+idle wait (``keep_alive_timeout``, or ``header_timeout`` for a new connection), the head
+(``header_timeout``), draining a body the handler left unread (``body_timeout``), and, while
+an exchange runs, that exchange's body and send deadlines: exchanges come one at a time, so
+the connection's scope is also the exchange's (a cancel scope per request would cost more than
+the rest of the exchange machinery together). When it fires the connection ends, and what is
+answered first depends on where it was: the exchange's ``answer_cancelled`` (408 for a body,
+503 at shutdown, nothing once the response started), or, between exchanges, nothing when idle,
+408 for a head, 503 when the server closed the connection as a request arrived (shutdown, or
+the connection limit).
+
+One task reads at a time (``reader.StreamReader``). Between requests the request loop reads
+the stream itself. While a handler runs, a watcher task (started once per connection) takes
+over reading as soon as the handler yields, so a client that goes away is noticed and, with
+``cancel_on_disconnect``, that exchange's handler is cancelled. A handler that never blocks
+costs the watcher only a wake-up.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from .._errors import error_body
+from .._protocol.errors import ProtocolError
+from .._protocol.http1 import CLOSED, NEED_DATA, BodyChunk, HTTP1Adapter, render_simple_response
+from .._protocol.request_head import RequestHead
+from .clock import http_date
+from .exchange import answer_cancelled, serve_exchange
+from .http1_exchange import HTTP1Exchange
+from .reader import StreamReader, linger_close
+
+if TYPE_CHECKING:
+    from .._http.tls import TLSInfo
+    from .state import ServingState
+
+__all__ = ["HTTP1Connection"]
+
+LINGER_SECONDS = 1.0  # after an error answer, how long unread input is drained before close
+
+_JSON = (b"content-type", b"application/json")
+
+
+class Phase(enum.Enum):
+    """Where a connection is between exchanges; decides what a fired deadline means."""
+
+    IDLE = "waiting for a request"
+    HEAD = "reading a request head"
+    EXCHANGE = "serving a request"
+    DRAIN = "reading what a handler left of the body"
+
+
+class HTTP1Connection:
+    """Serve HTTP/1.1 requests on ``stream`` until the peer leaves, a limit ends the
+    connection, or the server shuts down. ``initial`` is what was read from the stream before
+    (to choose the protocol). ``await run()`` returns when the connection is closed;
+    cancelling it closes the connection at once. A ``ServedConnection``."""
+
+    def __init__(
+        self,
+        state: ServingState,
+        stream: trio.abc.Stream,
+        client: tuple[str, int] | None,
+        tls: TLSInfo | None = None,
+        initial: bytes = b"",
+    ) -> None:
+        self.state = state
+        self.config = state.config
+        self.stream = stream
+        self.client = client
+        self.tls = tls
+        self.scheme = "http" if tls is None else "https"
+        self.adapter = HTTP1Adapter(state.head_limits)
+        if initial:
+            self.adapter.receive_data(initial)
+        self.phase = Phase.IDLE
+        self._scope = trio.CancelScope()
+        #: a handler (or a streamed response) runs: the watcher reads ahead meanwhile
+        self.handler_running = False
+        self.reader = StreamReader(stream, self.adapter, self._on_peer_gone, self._reads_ahead)
+        self.peer_gone = False
+        #: why the server closes this connection (shutdown, capacity), once it has decided to
+        self.stop_reason: str | None = None
+        #: when the connection last began waiting for a request (``trio.current_time()``)
+        self.idle_since = 0.0
+        #: the connection ends after the current exchange (an error answer, a broken body)
+        self.must_close = False
+        #: drain unread input briefly before closing (see ``reader.linger_close``)
+        self.linger = False
+        self.requests = 0
+        self._answered = False  # the request of the current cycle has had its answer
+        self._exchange: HTTP1Exchange | None = None
+
+    # -- lifetime (the ServedConnection interface) ------------------------------------------
+    async def run(self) -> None:
+        """Serve the connection, then close the stream (also when cancelled)."""
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self.reader.watch)
+                try:
+                    await self._serve()
+                finally:
+                    nursery.cancel_scope.cancel()
+            if self.linger and not self.peer_gone:
+                with trio.move_on_after(LINGER_SECONDS):
+                    await linger_close(self.stream)
+        finally:
+            await trio.aclose_forcefully(self.stream)
+
+    @property
+    def is_idle(self) -> bool:
+        """True while the connection waits for a request (no byte of it read yet)."""
+        return self.phase is Phase.IDLE
+
+    def begin_shutdown(self) -> None:
+        """Graceful shutdown: an idle connection closes now; a busy one after its response
+        (which says ``Connection: close``); a WebSocket session closes with 1001."""
+        if self.close_if_idle("the server is shutting down"):
+            return
+        exchange = self._exchange
+        if exchange is not None and exchange.websocket is not None:
+            exchange.websocket.begin_shutdown()
+
+    def close_if_idle(self, reason: str) -> bool:
+        """Close the connection now if it is waiting for a request; returns whether it was.
+        A request whose bytes arrive in that very moment is refused with 503 and ``reason``
+        before its handler runs, never run and left unanswered."""
+        if self.phase is not Phase.IDLE:
+            return False
+        self.stop_reason = reason
+        self._scope.cancel()
+        return True
+
+    def cancel_for_shutdown(self) -> None:
+        """The grace period is over: cancel whatever runs (a request whose response has not
+        started gets a 503)."""
+        self.stop_reason = "the server is shutting down"
+        self._scope.cancel()
+
+    # -- reading --------------------------------------------------------------------------------
+    def _reads_ahead(self) -> bool:
+        return self.handler_running
+
+    def _on_peer_gone(self) -> None:
+        self.peer_gone = True
+        if self._exchange is not None and self.handler_running and self.config.cancel_on_disconnect:
+            self._scope.cancel()
+
+    async def next_body_event(self, scope: trio.CancelScope) -> Any:
+        """The next body event, waiting for bytes at most ``body_timeout`` between reads (a
+        deadline on ``scope``, which stays cancelled when it fires)."""
+        scope.deadline = trio.current_time() + self.config.body_timeout
+        try:
+            while (event := self.adapter.next_event()) is NEED_DATA:
+                await self.reader.fill()
+        finally:
+            if not scope.cancel_called:  # also when a handler's own deadline cancels the wait
+                scope.deadline = math.inf
+        return event
+
+    # -- the request loop ---------------------------------------------------------------------
+    async def _serve(self) -> None:
+        answer: tuple[int, str] | None = None
+        with self._scope:
+            try:
+                await self._request_loop()
+            except ProtocolError as exc:
+                if not exc.answer or self._answered:
+                    return  # not an HTTP peer, or this request was answered (a broken drain)
+                answer = (exc.status, exc.message)
+        if self._scope.cancelled_caught:
+            exchange, self._exchange = self._exchange, None
+            if exchange is not None:  # cancelled under an exchange: it answers (or ends)
+                await answer_cancelled(exchange)
+                return
+            answer = self._answer_for_cancelled_phase()
+        if answer is not None:
+            self.linger = True
+            await self.send_error(*answer)
+
+    def _answer_for_cancelled_phase(self) -> tuple[int, str] | None:
+        if self.peer_gone or self._answered:
+            return None
+        if self.stop_reason is not None and self.phase is not Phase.IDLE:
+            return (503, self.stop_reason)
+        if self.phase is Phase.HEAD:
+            return (408, "request head timed out")
+        return None
+
+    async def _request_loop(self) -> None:
+        config = self.config
+        adapter = self.adapter
+        scope = self._scope
+        idle_timeout = config.header_timeout  # a new connection: until its first byte
+        while True:
+            self._answered = False
+            if adapter.idle:
+                if self.state.shutting_down:
+                    return
+                self.phase = Phase.IDLE
+                self.idle_since = now = trio.current_time()
+                scope.deadline = now + idle_timeout
+                self.state.connection_idle()
+                while adapter.idle:
+                    if adapter.eof:
+                        return
+                    await self.reader.fill()
+            self.phase = Phase.HEAD
+            event = adapter.next_event()
+            if event is NEED_DATA:
+                scope.deadline = trio.current_time() + config.header_timeout
+                while (event := adapter.next_event()) is NEED_DATA:
+                    await self.reader.fill()
+            if event is CLOSED:
+                return
+            assert type(event) is RequestHead
+            scope.deadline = math.inf
+            if self.stop_reason is not None:  # closed as this request arrived: refuse it
+                raise ProtocolError(503, self.stop_reason)
+            # The exchange, inline: every coroutine in the await chain is resumed at each of
+            # the task's steps, several per request.
+            self.phase = Phase.EXCHANGE
+            self.requests += 1
+            if event.content_length is None and not event.chunked:
+                adapter.next_event()  # a body-less request: take its end now, no I/O
+            exchange = self._exchange = HTTP1Exchange(self, event, scope)
+            await serve_exchange(exchange, self.state)  # cancelled: ``_serve`` still needs it
+            self._exchange = None
+            self.handler_running = False
+            self._answered = True
+            if self.must_close or not adapter.can_reuse:
+                return
+            if adapter.in_body:
+                self.phase = Phase.DRAIN
+                while type(await self.next_body_event(scope)) is BodyChunk:
+                    pass
+            adapter.start_next_cycle()
+            idle_timeout = config.keep_alive_timeout
+
+    # -- writing --------------------------------------------------------------------------------
+    async def send_error(self, status: int, message: str) -> None:
+        """Answer outside h11's state machine (it may never have seen a request, or be in its
+        error state) with the standard error body and ``Connection: close``; bounded by
+        ``send_timeout``. The connection ends after it."""
+        self.must_close = True
+        data = render_simple_response(
+            status, [_JSON, (b"date", http_date())], error_body(status, message)
+        )
+        with trio.move_on_after(self.config.send_timeout):
+            try:
+                await self.stream.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self.peer_gone = True

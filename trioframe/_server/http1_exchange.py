@@ -1,0 +1,196 @@
+"""``HTTP1Exchange``: one request of an HTTP/1.1 connection as an ``Exchange``, and the byte
+stream a WebSocket runs over after a ``101``.
+
+The exchange reads its body through the connection's adapter (with ``100 Continue`` when the
+client waits for it), writes through h11, and bounds every write by ``send_timeout`` as a
+deadline on its own cancel scope. Whether the response says ``Connection: close`` is decided
+when its head is written, from the connection's state.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import trio
+
+from .._errors import Error
+from .._protocol.errors import ProtocolError
+from .._protocol.http1 import NEED_DATA, BodyChunk
+from .exchange import Exchange, ExchangeGone
+
+if TYPE_CHECKING:
+    from .._protocol.request_head import RequestHead
+    from .http1 import HTTP1Connection
+
+__all__ = ["HTTP1Exchange"]
+
+Header = tuple[bytes, bytes]
+
+_CLOSE = (b"connection", b"close")
+
+
+class HTTP1Exchange(Exchange):
+    """One request/response of ``connection``, served by ``serve_exchange`` inside ``scope``
+    (the connection's own: exchanges come one at a time). Creating it marks the handler as
+    running (the connection's watcher reads ahead for a disconnect)."""
+
+    def __init__(
+        self, connection: HTTP1Connection, head: RequestHead, scope: trio.CancelScope
+    ) -> None:
+        super().__init__(head, connection.client, connection.scheme, connection.tls, scope)
+        self.connection = connection
+        self.body_received = 0
+        self._waiting_for_body = False
+        connection.handler_running = True
+        connection.reader.wake_watcher()
+        if connection.peer_gone and connection.config.cancel_on_disconnect:
+            self.scope.cancel()  # already gone: the handler starts cancelled
+
+    # -- the request body -----------------------------------------------------------------------
+    async def receive_body(self) -> bytes:
+        """The next piece of the body, ``b""`` at its end. A broken body is ``Error`` 400 (the
+        connection closes after the answer); a client that stalls longer than
+        ``body_timeout`` cancels the exchange, which is answered 408. Cancellation: a
+        checkpoint when it must wait."""
+        connection = self.connection
+        adapter = connection.adapter
+        if not adapter.in_body:
+            return b""
+        if adapter.they_expect_continue:
+            await self._write(adapter.send_continue())
+        try:
+            event = adapter.next_event()
+            if event is NEED_DATA:
+                self._waiting_for_body = True
+                try:
+                    event = await connection.next_body_event(self.scope)
+                finally:
+                    if not self.scope.cancel_called:  # a body timeout: cancel_answer needs it
+                        self._waiting_for_body = False
+        except ProtocolError as exc:
+            connection.must_close = True
+            if connection.peer_gone and connection.config.cancel_on_disconnect:
+                await trio.lowlevel.checkpoint()  # the client left: deliver the cancellation
+            raise Error(exc.status, exc.message) from None
+        if type(event) is not BodyChunk:
+            return b""
+        self.body_received += len(event.data)
+        return event.data
+
+    # -- the response -----------------------------------------------------------------------------
+    async def send_response(self, status: int, headers: list[Header], body: bytes) -> None:
+        connection = self.connection
+        adapter = connection.adapter
+        data = adapter.send_head(status, self._closing(headers))
+        if body:
+            data += adapter.send_data(body)
+        data += adapter.send_end()
+        connection.handler_running = False
+        self.response_started = True
+        # _write, inline: the most common write of all, one coroutine frame less
+        self.scope.deadline = trio.current_time() + connection.config.send_timeout
+        try:
+            await connection.stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            connection.peer_gone = True
+            raise ExchangeGone from None
+
+    async def send_head(self, status: int, headers: list[Header]) -> None:
+        data = self.connection.adapter.send_head(status, self._closing(headers))
+        self.response_started = True
+        await self._write(data)
+        self.scope.deadline = math.inf  # producing the first chunk may take any time
+
+    async def send_data(self, data: bytes) -> None:
+        await self._write(self.connection.adapter.send_data(data))
+        self.scope.deadline = math.inf  # the next chunk may take any time
+
+    async def send_end(self) -> None:
+        await self._write(self.connection.adapter.send_end())
+
+    async def send_error(self, status: int, message: str) -> None:
+        self.connection.linger = True
+        await self.connection.send_error(status, message)
+
+    def _closing(self, headers: list[Header]) -> list[Header]:
+        """``headers``, with ``Connection: close`` when the connection ends after them: an
+        error ended it, the server shuts down, the connection served its last request, or
+        the handler left more of the body than can be drained."""
+        connection = self.connection
+        adapter = connection.adapter
+        if (
+            connection.must_close
+            or connection.state.shutting_down
+            or connection.requests >= connection.config.max_requests_per_connection
+            or (adapter.in_body and not self._drainable())
+        ):
+            connection.linger = adapter.in_body
+            return [*headers, _CLOSE]
+        return headers
+
+    def _drainable(self) -> bool:
+        """Whether what the handler left of the body may be read and dropped to keep the
+        connection (a Content-Length remainder of at most ``max_drain_size``)."""
+        head = self.head
+        if head.chunked or self.connection.adapter.they_expect_continue:
+            return False
+        left = (head.content_length or 0) - self.body_received
+        return left <= self.connection.config.max_drain_size
+
+    async def _write(self, data: bytes) -> None:
+        """Write within ``send_timeout`` (a deadline on this exchange's scope; it stays after
+        the write: whatever waits next sets its own). ``ExchangeGone`` when the peer is gone."""
+        connection = self.connection
+        self.scope.deadline = trio.current_time() + connection.config.send_timeout
+        try:
+            await connection.stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            connection.peer_gone = True
+            raise ExchangeGone from None
+
+    # -- a protocol switch -----------------------------------------------------------------------
+    async def upgrade(self, headers: list[Header]) -> trio.abc.Stream:
+        connection = self.connection
+        data = connection.adapter.send_switch(headers)
+        connection.handler_running = False  # the session reads the stream itself from now on
+        self.response_started = True
+        await self._write(data)
+        return _UpgradedStream(connection)
+
+    # -- endings ---------------------------------------------------------------------------------
+    def cancel_answer(self) -> tuple[int, str] | None:
+        connection = self.connection
+        if connection.peer_gone or self.response_started:
+            return None
+        if connection.stop_reason is not None:
+            return (503, connection.stop_reason)
+        if self._waiting_for_body:
+            return (408, "request body timed out")
+        return None
+
+    def refuse_body(self) -> None:
+        self.connection.must_close = True  # the rest of the body is never read: close after
+
+    def abort(self) -> None:
+        self.connection.must_close = True
+
+
+class _UpgradedStream(trio.abc.Stream):
+    """The connection's stream after a ``101``: the bytes already received past the request
+    come first (the reader hands them over), then whatever the socket brings."""
+
+    def __init__(self, connection: HTTP1Connection) -> None:
+        self._connection = connection
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self._connection.stream.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self._connection.stream.wait_send_all_might_not_block()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        return await self._connection.reader.receive_raw()
+
+    async def aclose(self) -> None:
+        await self._connection.stream.aclose()

@@ -1,0 +1,35 @@
+"""``ServedConnection``: what the serve loop, the connection limit and graceful shutdown know
+of a connection, whatever protocol it speaks (``http1.HTTP1Connection`` implements it)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+__all__ = ["ServedConnection"]
+
+
+class ServedConnection(Protocol):
+    """One accepted connection, served by ``run()`` in its own task."""
+
+    #: when the connection last began waiting for a request (``trio.current_time()``)
+    idle_since: float
+
+    @property
+    def is_idle(self) -> bool:
+        """True while no request is in progress and none has begun to arrive."""
+
+    async def run(self) -> None:
+        """Serve until the peer leaves, a limit ends the connection or shutdown closes it;
+        the stream is closed when it returns. Cancelling it closes the connection at once."""
+
+    def begin_shutdown(self) -> None:
+        """Graceful shutdown begins: close now if idle, else after the requests in progress
+        (no new ones: HTTP/1.1 says ``Connection: close``; WebSockets close with 1001)."""
+
+    def cancel_for_shutdown(self) -> None:
+        """The grace period is over: cancel what still runs (a request whose response has not
+        started is answered 503)."""
+
+    def close_if_idle(self, reason: str) -> bool:
+        """Close now if idle (a request arriving in that moment is refused with 503 and
+        ``reason``); returns whether the connection was idle."""

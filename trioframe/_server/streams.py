@@ -1,0 +1,79 @@
+"""Serving one accepted stream: the TLS handshake (when the server speaks HTTPS), the choice
+of protocol (``_protocol/negotiate.py``: the ALPN result on TLS), and the served connection
+that speaks it, registered with the server's state while it runs.
+
+This is the one place a protocol is chosen. It runs in the connection's own task, so a slow
+handshake only ever delays itself; anything that fails in it ends this connection only.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import trio
+
+from .._protocol.negotiate import Protocol, choose_protocol
+from .http1 import HTTP1Connection
+from .tls import handshake, tls_info
+
+if TYPE_CHECKING:
+    from .._http.tls import TLSInfo
+    from .served import ServedConnection
+    from .state import ServingState
+
+__all__ = ["format_peer", "serve_stream"]
+
+log = logging.getLogger("trioframe")
+
+
+async def serve_stream(
+    state: ServingState, stream: trio.abc.Stream, client: tuple[str, int] | None
+) -> None:
+    """Serve ``stream`` until it closes. Never raises but for cancellation: a failure in the
+    connection code is logged and closes this connection only. Cancellation closes the
+    stream. (One function, not two: every coroutine in a task's await chain is resumed at
+    each of its steps, several per request.)"""
+    try:
+        connection = await _connect(state, stream, client)
+        if connection is None:
+            return
+        state.connections.add(connection)
+        try:
+            await connection.run()
+        finally:
+            state.forget(connection)
+    except* Exception:  # a bug of ours on one connection must not end the server
+        log.exception("connection from %s failed; it is closed", format_peer(client))
+
+
+async def _connect(
+    state: ServingState, stream: trio.abc.Stream, client: tuple[str, int] | None
+) -> ServedConnection | None:
+    """The TLS handshake when the server speaks HTTPS, then the served connection for the
+    chosen protocol; ``None`` (the stream closed) when the handshake failed."""
+    tls: TLSInfo | None = None
+    if state.tls_context is not None:
+        peer, timeout = format_peer(client), state.config.tls_handshake_timeout
+        with trio.move_on_after(timeout) as waiting:
+            secured = await handshake(stream, state.tls_context, peer)
+        if waiting.cancelled_caught:
+            log.debug("TLS handshake with %s timed out after %s s", peer, timeout)
+            return None  # the stream was closed on cancellation
+        if secured is None:
+            return None  # the handshake failed; the stream is closed
+        stream, tls = secured, tls_info(secured)
+    protocol = choose_protocol(
+        tls.alpn_protocol if tls is not None else None, b"", http2_enabled=state.config.http2
+    )
+    if protocol is not Protocol.HTTP1:  # pragma: no cover - refused at startup until HTTP/2
+        raise NotImplementedError(f"{protocol} is not served yet")
+    return HTTP1Connection(state, stream, client, tls)
+
+
+def format_peer(client: tuple[str, int] | None) -> str:
+    """``host:port`` (``[v6]:port``) for logs; ``an unknown peer`` without an address."""
+    if client is None:
+        return "an unknown peer"
+    host, port = client
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
