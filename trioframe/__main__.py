@@ -12,6 +12,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from ._errors import ConfigurationError
 from ._routing import Router
 from ._server.config import ServerConfig
 from ._server.serve import Server
@@ -21,9 +22,6 @@ __all__ = ["main"]
 _NOT_YET = {
     "workers": "--workers above 1",
     "http2": "--http2",
-    "tls_cert": "--tls-cert",
-    "tls_key": "--tls-key",
-    "self_signed": "--self-signed",
 }
 
 
@@ -37,10 +35,28 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     run.add_argument("--workers", type=int, default=1)
     run.add_argument("--http2", action="store_true")
-    run.add_argument("--tls-cert")
-    run.add_argument("--tls-key")
-    run.add_argument("--self-signed", action="store_true")
+    run.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate chain")
+    run.add_argument("--tls-key", help="the private key of --tls-cert (PEM)")
+    run.add_argument(
+        "--self-signed",
+        action="store_true",
+        help="serve HTTPS with a development certificate made at startup (extra: self-signed)",
+    )
     return parser
+
+
+def _config(args: argparse.Namespace) -> ServerConfig:
+    """The ``ServerConfig`` the flags ask for; exits with status 2 on a bad combination."""
+    config = ServerConfig()
+    if args.self_signed and (args.tls_cert or args.tls_key):
+        raise SystemExit("trioframe: --self-signed cannot be combined with --tls-cert/--tls-key")
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise SystemExit("trioframe: --tls-cert and --tls-key go together")
+    if args.tls_cert:
+        config = config.with_tls(args.tls_cert, args.tls_key)
+    elif args.self_signed:
+        config = config.with_self_signed(hosts=dict.fromkeys([args.host, "localhost"]))
+    return config
 
 
 def load_router(target: str) -> Router:
@@ -69,8 +85,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    config = _config(args)
     router = load_router(args.target)
-    Server(router, (args.host, args.port), ServerConfig()).run()
+    try:
+        Server(router, (args.host, args.port), config).run()
+    except ConfigurationError as error:
+        print(f"trioframe: {error}", file=sys.stderr)
+        return 3
     return 0
 
 

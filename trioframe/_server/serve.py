@@ -198,14 +198,22 @@ class Server:
     # -- blocking convenience -----------------------------------------------------------------
     def run(self) -> None:
         """Serve in a new trio run until SIGINT or SIGTERM, then shut down gracefully and
-        return (a second signal cancels at once)."""
+        return (a second signal exits the process at once). What ``serve()`` raises at
+        startup (``OSError`` for an address in use, ``ConfigurationError``) is raised as it
+        is, not wrapped in an exception group."""
         trio.run(self._run_until_signal)
 
     async def _run_until_signal(self) -> None:
+        error: Exception | None = None
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._watch_signals, nursery.cancel_scope)
-            await self.serve()
+            try:
+                await self.serve()
+            except Exception as exc:  # raised below, outside the nursery: not in a group
+                error = exc
             nursery.cancel_scope.cancel()
+        if error is not None:
+            raise error
 
     async def _watch_signals(self, cancel_scope: trio.CancelScope) -> None:
         """The first SIGINT/SIGTERM starts a graceful shutdown. A second one, or a shutdown

@@ -25,7 +25,14 @@ import trio
 from .._errors import ConfigurationError
 from .._http.tls import TLSInfo
 
-__all__ = ["SelfSigned", "TLSFiles", "handshake", "server_context", "tls_info"]
+__all__ = [
+    "SelfSigned",
+    "TLSFiles",
+    "handshake",
+    "memory_tls_contexts",
+    "server_context",
+    "tls_info",
+]
 
 log = logging.getLogger("trioframe")
 
@@ -128,3 +135,23 @@ def tls_info(stream: trio.SSLStream[trio.abc.Stream]) -> TLSInfo:
         client_certificate=dict(stream.getpeercert() or {}) if der else None,
         client_certificate_der=der,
     )
+
+
+def memory_tls_contexts(hostname: str) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A server context with a certificate for ``hostname`` from a throwaway CA, and a client
+    context that trusts that CA: TLS for the in-memory test client (the ``self-signed``
+    extra, trustme)."""
+    try:
+        import trustme
+    except ImportError:
+        raise ConfigurationError(
+            "TestClient(tls=True) needs trustme: pip install 'trioframe[self-signed]'"
+        ) from None
+    authority = trustme.CA(organization_name="trioframe test CA")
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.minimum_version = ssl.TLSVersion.TLSv1_2
+    authority.issue_cert(hostname).configure_cert(server)
+    client = ssl.create_default_context()
+    authority.configure_trust(client)
+    client.set_alpn_protocols([ALPN_HTTP1])
+    return server, client

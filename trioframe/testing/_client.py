@@ -14,6 +14,7 @@ import trio
 from .._routing.router import Router
 from .._server.config import ServerConfig
 from .._server.serve import Server
+from .._server.tls import memory_tls_contexts
 from ._transport import MemoryTransport
 from ._websocket import WebSocketTestSession, open_session
 
@@ -68,6 +69,12 @@ class TestClient:
     HTTP side is httpx's: ``get``, ``post``, ``request``, ``stream``, ``cookies`` and the rest
     are those of ``httpx.AsyncClient``; ``client.websocket(path)`` opens a WebSocket (see
     ``TestHttpClient``). Leaving cancels any connection still open.
+
+    ``tls=True`` runs every connection over TLS, still in memory: the server gets a
+    certificate for the base URL's host from a throwaway CA the client trusts (the
+    ``self-signed`` extra), the base URL defaults to ``https://testserver``, and the app sees
+    ``request.scheme == "https"`` and ``request.tls``, so HSTS, ``Secure`` cookies and
+    redirects to https can be tested without sockets. It replaces the config's own ``tls``.
     """
 
     __test__ = False  # not a pytest test class
@@ -77,9 +84,17 @@ class TestClient:
         router: Router,
         config: ServerConfig | None = None,
         *,
-        base_url: str = "http://testserver",
+        base_url: str | None = None,
         client: tuple[str, int] = ("127.0.0.1", 50000),
+        tls: bool = False,
     ) -> None:
+        if base_url is None:
+            base_url = "https://testserver" if tls else "http://testserver"
+        config = config or ServerConfig()
+        self._client_tls: Any = None
+        if tls:
+            server_context, self._client_tls = memory_tls_contexts(httpx.URL(base_url).host)
+            config = config.with_tls(server_context)
         self.server = Server(router, ("127.0.0.1", 0), config)
         self._base_url = base_url
         self._client_address = client
@@ -91,7 +106,10 @@ class TestClient:
         self.server._prepare()
         self._nursery_manager = trio.open_nursery()
         nursery = self._nursery = await self._nursery_manager.__aenter__()
-        transport = MemoryTransport(self.server, nursery, self._client_address)
+        host = httpx.URL(self._base_url).host
+        transport = MemoryTransport(
+            self.server, nursery, self._client_address, tls=self._client_tls, hostname=host
+        )
         self._http = TestHttpClient(transport, base_url=self._base_url)
         return self._http
 

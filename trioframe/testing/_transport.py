@@ -5,7 +5,7 @@ WebSocket session (``_websocket``) opens its connection here too."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import h11
 import httpx
@@ -20,12 +20,23 @@ __all__ = ["MemoryTransport"]
 
 class MemoryTransport(httpx.AsyncBaseTransport):
     """Each request opens a fresh in-memory connection served by ``server.handle_stream``
-    in ``nursery`` (the test client's nursery)."""
+    in ``nursery`` (the test client's nursery). With ``tls`` (a client ``ssl.SSLContext``),
+    the connection runs TLS to ``hostname``, its handshake done on first use."""
 
-    def __init__(self, server: Server, nursery: trio.Nursery, client: tuple[str, int]) -> None:
+    def __init__(
+        self,
+        server: Server,
+        nursery: trio.Nursery,
+        client: tuple[str, int],
+        *,
+        tls: Any = None,
+        hostname: str = "testserver",
+    ) -> None:
         self._server = server
         self._nursery = nursery
         self._client = client
+        self._tls = tls
+        self._hostname = hostname
 
     def connect(self) -> trio.abc.Stream:
         """Open a fresh in-memory connection and start serving its other end; returns the
@@ -33,7 +44,9 @@ class MemoryTransport(httpx.AsyncBaseTransport):
         cancels the serving task."""
         client_stream, server_stream = trio.testing.memory_stream_pair()
         self._nursery.start_soon(self._server.handle_stream, server_stream, self._client)
-        return client_stream
+        if self._tls is None:
+            return client_stream
+        return trio.SSLStream(client_stream, self._tls, server_hostname=self._hostname)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         client_stream = self.connect()

@@ -1,0 +1,222 @@
+"""``serve_exchange`` and ``answer_cancelled`` against a fake exchange: what the one
+protocol-neutral function does with the app's answer, with no protocol underneath."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import trio
+
+from trioframe import Request, Response, Router, ServerConfig, WebSocketConnection
+from trioframe._dispatch import App
+from trioframe._http.tls import TLSInfo
+from trioframe._protocol.errors import UnsendableResponse
+from trioframe._protocol.request_head import RequestHead
+from trioframe._server.exchange import Exchange, answer_cancelled, serve_exchange
+from trioframe._server.state import ServingState
+from trioframe._websocket.accept import WebSocketPolicy
+
+Header = tuple[bytes, bytes]
+
+
+class FakeExchange(Exchange):
+    """Records what serve_exchange asks of it; the body comes from ``body`` in pieces."""
+
+    def __init__(self, method: bytes, target: bytes, body: list[bytes] | None = None) -> None:
+        pieces = body or []
+        length = sum(map(len, pieces)) if pieces else None
+        head = RequestHead(method, target, "1.1", [(b"host", b"t")], length)
+        tls = TLSInfo("TLSv1.3", "http/1.1", "TLS_AES_128_GCM_SHA256")
+        super().__init__(head, ("10.0.0.7", 4242), "https", tls, trio.CancelScope())
+        self._body = list(pieces)
+        self.calls: list[tuple[Any, ...]] = []
+        self.answer: tuple[int, str] | None = None
+        self.fail_on: str | None = None
+
+    def _record(self, *call: Any) -> None:
+        self.calls.append(call)
+        if self.fail_on == call[0]:
+            raise UnsendableResponse(f"refused in {call[0]}")
+
+    async def receive_body(self) -> bytes:
+        return self._body.pop(0) if self._body else b""
+
+    async def send_response(self, status: int, headers: list[Header], body: bytes) -> None:
+        self._record("response", status, dict(headers), body)  # refuses before writing
+        self.response_started = True
+
+    async def send_head(self, status: int, headers: list[Header]) -> None:
+        self._record("head", status, dict(headers))
+        self.response_started = True
+
+    async def send_data(self, data: bytes) -> None:
+        self._record("data", data)
+
+    async def send_end(self) -> None:
+        self._record("end")
+
+    async def send_error(self, status: int, message: str) -> None:
+        self._record("error", status, message)
+
+    async def upgrade(self, headers: list[Header]) -> trio.abc.Stream:
+        raise AssertionError("not used here")
+
+    def cancel_answer(self) -> tuple[int, str] | None:
+        return self.answer
+
+    def refuse_body(self) -> None:
+        self._record("refuse_body")
+
+    def abort(self) -> None:
+        self._record("abort")
+
+
+def state_for(router: Router, **settings: Any) -> ServingState:
+    config = ServerConfig(**settings)
+    app = App(router, max_body_size=config.max_body_size, websocket=WebSocketPolicy())
+    return ServingState.create(app, config)
+
+
+async def hello() -> Response:
+    return Response.text("Hello, World!")
+
+
+async def chunks() -> AsyncIterator[bytes]:
+    yield b"one"
+    yield b""
+    yield b"two"
+
+
+async def streamed() -> Response:
+    return Response.stream(chunks())
+
+
+async def echo(request: Request) -> Response:
+    return Response.json(
+        {
+            "method": str(request.method),
+            "uri": str(request.uri),
+            "client": list(request.client or ()),
+            "scheme": request.scheme,
+            "tls": None if request.tls is None else request.tls.version,
+            "body": request.body.decode(),
+        }
+    )
+
+
+ROUTER = Router().get("/", hello).get("/stream", streamed).post("/echo", echo)
+
+
+async def test_a_bytes_response_is_finalised_and_written_whole() -> None:
+    exchange = FakeExchange(b"GET", b"/")
+    await serve_exchange(exchange, state_for(ROUTER))
+    [(kind, status, headers, body)] = exchange.calls
+    assert (kind, status, body) == ("response", 200, b"Hello, World!")
+    assert headers[b"content-length"] == b"13"
+    assert headers[b"content-type"] == b"text/plain; charset=utf-8"
+    assert b"date" in headers
+
+
+async def test_head_gets_the_get_headers_and_no_body() -> None:
+    exchange = FakeExchange(b"HEAD", b"/")
+    await serve_exchange(exchange, state_for(ROUTER))
+    [(_, _, headers, body)] = exchange.calls
+    assert headers[b"content-length"] == b"13" and body == b""
+
+
+async def test_a_streamed_body_is_head_data_and_end_without_empty_chunks() -> None:
+    exchange = FakeExchange(b"GET", b"/stream")
+    await serve_exchange(exchange, state_for(ROUTER))
+    kinds = [call[0] for call in exchange.calls]
+    assert kinds == ["head", "data", "data", "end"]
+    assert [call[1] for call in exchange.calls if call[0] == "data"] == [b"one", b"two"]
+    assert b"content-length" not in exchange.calls[0][2]
+
+
+async def test_the_request_is_built_from_the_exchange() -> None:
+    exchange = FakeExchange(b"POST", b"/echo?x=1", [b"ab", b"cd"])
+    await serve_exchange(exchange, state_for(ROUTER))
+    [(_, status, _, body)] = exchange.calls
+    assert status == 200
+    assert body == (
+        b'{"method":"POST","uri":"/echo?x=1","client":["10.0.0.7",4242],'
+        b'"scheme":"https","tls":"TLSv1.3","body":"abcd"}'
+    )
+
+
+@pytest.mark.parametrize(("limit", "refused"), [(4, False), (3, True)])
+async def test_a_body_over_the_limit_is_413_and_the_rest_is_refused(
+    limit: int, refused: bool
+) -> None:
+    exchange = FakeExchange(b"POST", b"/echo", [b"ab", b"cd"])
+    exchange.head = RequestHead(b"POST", b"/echo", "1.1", [], None)  # no declared length
+    await serve_exchange(exchange, state_for(ROUTER, max_body_size=limit))
+    status = next(call[1] for call in exchange.calls if call[0] == "response")
+    assert status == (413 if refused else 200)
+    assert (("refuse_body",) in exchange.calls) is refused
+
+
+async def test_a_response_the_protocol_refuses_is_a_500() -> None:
+    exchange = FakeExchange(b"GET", b"/")
+    exchange.fail_on = "response"
+    await serve_exchange(exchange, state_for(ROUTER))
+    assert exchange.calls[-1] == ("error", 500, "Internal Server Error")
+
+
+async def test_a_refusal_once_the_head_is_out_aborts() -> None:
+    exchange = FakeExchange(b"GET", b"/stream")
+    exchange.fail_on = "data"
+    await serve_exchange(exchange, state_for(ROUTER))
+    assert exchange.calls[-1] == ("abort",)
+    assert not [call for call in exchange.calls if call[0] == "error"]
+
+
+async def test_an_app_that_raises_despite_its_promise_is_a_500(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    state = state_for(ROUTER)
+
+    async def broken(request: Request) -> Response:
+        raise RuntimeError("a bug in the app layer")
+
+    monkeypatch.setattr(state.app, "handle", broken)
+    exchange = FakeExchange(b"GET", b"/")
+    await serve_exchange(exchange, state)
+    assert exchange.calls == [("error", 500, "Internal Server Error")]
+
+
+async def test_a_websocket_upgrade_during_shutdown_is_503() -> None:
+    async def session(ws: WebSocketConnection) -> None:
+        raise AssertionError("never runs")
+
+    state = state_for(Router().websocket("/ws", session))
+    state.shutting_down = True
+    headers = [
+        (b"host", b"t"),
+        (b"upgrade", b"websocket"),
+        (b"connection", b"Upgrade"),
+        (b"sec-websocket-key", b"dGhlIHNhbXBsZSBub25jZQ=="),
+        (b"sec-websocket-version", b"13"),
+    ]
+    exchange = FakeExchange(b"GET", b"/ws")
+    exchange.head = RequestHead(b"GET", b"/ws", "1.1", headers, None)
+    await serve_exchange(exchange, state)
+    assert exchange.calls == [("error", 503, "the server is shutting down")]
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ((408, "request body timed out"), ("error", 408, "request body timed out")),
+        (None, ("abort",)),
+    ],
+)
+async def test_answer_cancelled_answers_or_ends(
+    answer: tuple[int, str] | None, expected: tuple[Any, ...]
+) -> None:
+    exchange = FakeExchange(b"GET", b"/")
+    exchange.answer = answer
+    await answer_cancelled(exchange)
+    assert exchange.calls == [expected]
