@@ -34,12 +34,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from checkouts import (
+    PY,
+    ROOT,
+    TRIOFRAME_PROBE,
+    Checkout,
+    add_option,
+    environment,
+    parse_checkouts,
+    probe,
+)
 from run import (  # the sibling script is the library here
     APPS,
     ECHO_BODY,
     ENDPOINTS,
-    PY,
-    ROOT,
     Endpoint,
     ServerFailed,
     check_endpoints,
@@ -63,20 +71,17 @@ class ServerSpec:
     label: str  # the name in the table
     probe: str
     command: Callable[[int], list[str]]
-    pythonpath: str = str(ROOT)  # first on PYTHONPATH
-    expect_under: Path | None = None  # the probe must print a path under this directory
+    checkout: Checkout | None = None  # trioframe's: the directory first on PYTHONPATH
 
 
-def trioframe_spec(label: str, checkout: Path) -> ServerSpec:
-    """trioframe from ``checkout`` (first on PYTHONPATH), serving this checkout's app."""
+def trioframe_spec(checkout: Checkout) -> ServerSpec:
+    """trioframe from ``checkout``, serving this checkout's app."""
     return ServerSpec(
         "trioframe",
-        label,
-        "import trioframe\nfrom trioframe import Request, Response, Router, Server\n"
-        "print(trioframe.__path__[0])",
+        checkout.label,
+        TRIOFRAME_PROBE,
         lambda port: [PY, str(APPS / "trioframe_app.py"), str(port)],
-        pythonpath=str(checkout),
-        expect_under=checkout,
+        checkout,
     )
 
 
@@ -120,12 +125,6 @@ OTHER_SERVERS = [
 ]
 SERVER_NAMES = ["floor", "bare", "trioframe", "uvicorn-h11", "uvicorn-httptools", "hypercorn"]
 DEFAULT_SERVERS = [name for name in SERVER_NAMES if name != "hypercorn"]
-
-
-def server_env(spec: ServerSpec) -> dict[str, str]:
-    """The environment of the server and its probe: the spec's directory first on PYTHONPATH."""
-    path = os.pathsep.join(p for p in (spec.pythonpath, os.environ.get("PYTHONPATH")) if p)
-    return {**os.environ, "PYTHONPATH": path}
 
 
 @dataclass
@@ -318,7 +317,7 @@ class Callgrind:
             f"--callgrind-out-file={workdir / 'callgrind.out'}",
             *spec.command(port),
         ]
-        env = {**server_env(spec), "PYTHONHASHSEED": "0"}  # the same str hashes every run
+        env = environment(spec.checkout, PYTHONHASHSEED="0")  # the same str hashes every run
         self.log_path = workdir / "server.log"
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
@@ -400,41 +399,9 @@ def measure(label: str, port: int, ep: Endpoint, server: Callgrind, opts: Option
     return Measurement(count, opts.requests)
 
 
-def probe(spec: ServerSpec) -> tuple[bool, str]:
-    """Run the spec's probe; (False, why) when the server cannot run here."""
-    proc = subprocess.run(
-        [PY, "-P", "-c", spec.probe],  # -P: not the working directory first, PYTHONPATH is
-        cwd=ROOT,
-        env=server_env(spec),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    lines = (proc.stdout if proc.returncode == 0 else proc.stderr).strip().splitlines()
-    detail = lines[-1] if lines else f"probe exited {proc.returncode}"
-    if proc.returncode != 0:
-        return False, detail
-    if spec.expect_under is not None:
-        where = Path(detail).resolve()
-        if not where.is_relative_to(spec.expect_under.resolve()):
-            return False, f"trioframe imported from {where}, not from {spec.expect_under}"
-        return True, f"trioframe from {where} ({git_commit(spec.expect_under)})"
-    return True, detail
-
-
-def git_commit(checkout: Path) -> str:
-    """The checkout's commit, '+ changes' when its trioframe/ has uncommitted changes."""
-    git = ["git", "-C", str(checkout)]
-    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    if head.returncode != 0:
-        return "not a git checkout"
-    dirty = subprocess.run([*git, "status", "--porcelain", "--", "trioframe"], capture_output=True)
-    return f"commit {head.stdout.strip()}" + (" + changes" if dirty.stdout.strip() else "")
-
-
 def bench_server(spec: ServerSpec, opts: Options) -> ServerResult:
     result = ServerResult(spec.label, spec.name)
-    ok, result.detail = probe(spec)
+    ok, result.detail = probe(spec.probe, spec.checkout)
     if not ok:
         result.status = "skipped"
         return result
@@ -545,21 +512,6 @@ def write_json(path: Path, results: list[ServerResult], opts: Options) -> None:
 # --- the command line -----------------------------------------------------------------------
 
 
-def trioframe_checkouts(values: list[str]) -> list[ServerSpec]:
-    """``--trioframe [LABEL=]DIR`` values as server specs; this checkout when there are none."""
-    if not values:
-        return [trioframe_spec("trioframe", ROOT)]
-    specs = []
-    for value in values:
-        label, sep, directory = value.rpartition("=")
-        checkout = Path(directory).expanduser()
-        specs.append(trioframe_spec(label if sep else checkout.resolve().name, checkout))
-    labels = [spec.label for spec in specs]
-    if len(set(labels)) != len(labels):
-        raise SystemExit(f"--trioframe labels must differ: {labels}; name them LABEL=DIR")
-    return specs
-
-
 def parse_args() -> tuple[argparse.Namespace, list[ServerSpec], Options]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--requests", type=int, default=2000, help="requests counted (2000)")
@@ -575,14 +527,7 @@ def parse_args() -> tuple[argparse.Namespace, list[ServerSpec], Options]:
     )
     names = ",".join(ep.name for ep in ENDPOINTS)
     parser.add_argument("--endpoints", default=names, help=f"comma-separated, from {names} (all)")
-    parser.add_argument(
-        "--trioframe",
-        "--trioframe-path",
-        action="append",
-        default=[],
-        metavar="[LABEL=]DIR",
-        help="serve trioframe from DIR (first on PYTHONPATH); repeat to compare checkouts",
-    )
+    add_option(parser)
     parser.add_argument(
         "--jobs",
         type=int,
@@ -605,12 +550,16 @@ def parse_args() -> tuple[argparse.Namespace, list[ServerSpec], Options]:
         parser.error(f"unknown endpoint(s) {', '.join(unknown)}; choose from {names}")
     if args.requests < 1 or args.connections < 1 or args.warmup < 0 or args.rounds < 1:
         parser.error("--requests, --connections and --rounds must be >= 1, --warmup >= 0")
+    try:
+        checkouts = parse_checkouts(args.trioframe)
+    except ValueError as exc:
+        parser.error(str(exc))
     specs = []
     for name in SERVER_NAMES:
         if name not in only:
             continue
         if name == "trioframe":
-            specs += trioframe_checkouts(args.trioframe)
+            specs += [trioframe_spec(checkout) for checkout in checkouts]
         else:
             specs += [spec for spec in OTHER_SERVERS if spec.name == name]
     opts = Options(

@@ -2,9 +2,12 @@
 """Serve the same small app from several servers, drive each with wrk, print a table.
 
     python bench/run.py [--duration 10] [--connections 50] [--only trioframe,bare] [--json out.json]
+        [--trioframe base=/work/main --trioframe new=/work/wt/x] [--rounds 5]
 
 Each server runs as one process on 127.0.0.1 on a free port (pinned to one core, wrk with
-one thread on another). See bench/README.md for what is measured and how to read the output.
+one thread on another) for the whole run. Each round measures every server once per
+endpoint, in an order that changes from round to round; the table gives the median over the
+rounds. See bench/README.md for what is measured and how to read the output.
 """
 
 from __future__ import annotations
@@ -17,19 +20,22 @@ import os
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
+
+import checkouts
+from checkouts import PY, ROOT, TRIOFRAME_PROBE, Checkout, environment
 
 BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
 APPS = BENCH / "apps"
 WRK_SCRIPT = BENCH / "wrk.lua"
-PY = sys.executable
 ECHO_BYTES = 1024  # wrk.lua sends "x" * ECHO_BYTES (BENCH_BODY_BYTES)
 ECHO_BODY = b"x" * ECHO_BYTES
 
@@ -73,19 +79,24 @@ ENDPOINTS = [
 
 @dataclass(frozen=True)
 class ServerSpec:
-    name: str
-    label: str
+    name: str  # what --only selects
+    description: str
     probe: str  # Python code run first: failure means "skipped", its output describes the server
     command: Callable[[int], list[str]]
+    checkout: Checkout | None = None  # trioframe's: the directory first on PYTHONPATH
+
+    @property
+    def label(self) -> str:
+        """The server's name in the table: for trioframe, its checkout's label."""
+        return self.checkout.label if self.checkout else self.name
 
 
 VERSIONS = "from importlib.metadata import version as v\n"
 SERVERS = [
-    ServerSpec(
+    ServerSpec(  # served once per checkout (--trioframe), this one by default
         "trioframe",
         "trioframe",
-        "import trioframe\nfrom trioframe import Request, Response, Router, Server\n"
-        "print('trioframe', getattr(trioframe, '__version__', '?'), 'from', trioframe.__path__[0])",
+        TRIOFRAME_PROBE,
         lambda port: [PY, str(APPS / "trioframe_app.py"), str(port)],
     ),
     ServerSpec(
@@ -120,7 +131,7 @@ SERVERS = [
     ),
 ]
 SERVER_NAMES = [spec.name for spec in SERVERS]
-LABELS = {spec.name: spec.label for spec in SERVERS}
+DESCRIPTIONS = {spec.name: spec.description for spec in SERVERS}
 
 
 @dataclass
@@ -154,11 +165,17 @@ class LoadResult:
 
 @dataclass
 class ServerResult:
-    name: str
+    label: str  # the name in the table
+    name: str  # the server, as --only names it
     status: str = "ok"  # ok | skipped | failed
     detail: str = ""  # versions / implementation, or why it was skipped or failed
     stop: str = ""  # how the process ended after SIGTERM
-    endpoints: dict[str, LoadResult] = field(default_factory=dict)
+    endpoints: dict[str, list[LoadResult]] = field(default_factory=dict)  # one per round
+
+    def median_rps(self, endpoint: str) -> float | None:
+        """The median over the rounds of the endpoint's req/s; None if it was not measured."""
+        loads = self.endpoints.get(endpoint)
+        return statistics.median(load.rps for load in loads) if loads else None
 
 
 @dataclass(frozen=True)
@@ -171,12 +188,12 @@ class Options:
     stop_timeout: float
     server_cpu: int | None
     wrk_cpu: int | None
+    rounds: int = 1
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:
     """The environment for child processes: the working tree's trioframe comes first."""
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    return {**os.environ, "PYTHONPATH": path, **extra}
+    return environment(None, **extra)
 
 
 def pin_to(cpu: int | None) -> Callable[[], None] | None:
@@ -191,16 +208,8 @@ def free_port() -> int:
 
 
 def probe(spec: ServerSpec) -> tuple[bool, str]:
-    proc = subprocess.run(
-        [PY, "-c", spec.probe],
-        cwd=ROOT,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    lines = (proc.stdout if proc.returncode == 0 else proc.stderr).strip().splitlines()
-    return proc.returncode == 0, lines[-1] if lines else f"probe exited {proc.returncode}"
+    """Run the spec's probe; (False, why) when the server cannot run here."""
+    return checkouts.probe(spec.probe, spec.checkout)
 
 
 def wait_for_port(proc: subprocess.Popen[bytes], port: int, timeout: float) -> None:
@@ -310,20 +319,46 @@ def requests_per_second(result: LoadResult) -> float:
     return result.requests / (result.duration_us / 1e6)
 
 
-def bench_server(spec: ServerSpec, opts: Options, log_dir: Path) -> ServerResult:
-    result = ServerResult(spec.name)
-    ok, result.detail = probe(spec)
+@dataclass
+class Served:
+    """One server's process, kept for the whole run, and its result."""
+
+    spec: ServerSpec
+    result: ServerResult
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+    port: int = 0
+
+    @property
+    def serving(self) -> bool:
+        return self.process is not None and self.result.status == "ok"
+
+    def stop(self, opts: Options) -> None:
+        if self.process is not None and not self.result.stop:
+            self.result.stop = stop_server(self.process, opts.stop_timeout)
+
+    def fail(self, exc: ServerFailed, opts: Options) -> None:
+        """Mark the server failed, with the tail of its log, and stop it."""
+        self.result.status = "failed"
+        log_lines = self.log_path.read_text(errors="replace").strip().splitlines()[-15:]
+        self.result.detail = "\n".join([str(exc), *("    | " + line for line in log_lines)])
+        self.stop(opts)
+
+
+def start_server(spec: ServerSpec, opts: Options, log_path: Path) -> Served:
+    """Probe, start, check and warm up one server; a failure is recorded in its result."""
+    served = Served(spec, ServerResult(spec.label, spec.name), log_path)
+    ok, served.result.detail = probe(spec)
     if not ok:
-        result.status = "skipped"
-        return result
-    port = free_port()
-    log_path = log_dir / f"{spec.name}.log"
-    print(f"[{spec.name}] {result.detail}: serving on 127.0.0.1:{port}", flush=True)
+        served.result.status = "skipped"
+        return served
+    served.port = port = free_port()
+    print(f"[{spec.label}] {served.result.detail}: serving on 127.0.0.1:{port}", flush=True)
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(
+        served.process = subprocess.Popen(
             spec.command(port),
             cwd=ROOT,
-            env=subprocess_env(),
+            env=environment(spec.checkout),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -331,23 +366,63 @@ def bench_server(spec: ServerSpec, opts: Options, log_dir: Path) -> ServerResult
             preexec_fn=pin_to(opts.server_cpu),
         )
     try:
-        wait_for_port(proc, port, opts.start_timeout)
+        wait_for_port(served.process, port, opts.start_timeout)
         check_endpoints(port)
         if opts.warmup:
             run_wrk(port, ENDPOINTS[0], opts.warmup, opts)
-        for ep in ENDPOINTS:
-            print(f"[{spec.name}] {ep.method} {ep.path} for {opts.duration} s", flush=True)
-            result.endpoints[ep.name] = run_wrk(port, ep, opts.duration, opts)
-            if proc.poll() is not None:
-                raise ServerFailed(f"died under load (exit code {proc.returncode})")
-            time.sleep(0.5)  # let the closed connections drain
     except ServerFailed as exc:
-        result.status = "failed"
-        log_lines = log_path.read_text(errors="replace").strip().splitlines()[-15:]
-        result.detail = "\n".join([str(exc), *("    | " + line for line in log_lines)])
+        served.fail(exc, opts)
+    except BaseException:
+        served.stop(opts)
+        raise
+    return served
+
+
+def measure(served: Served, ep: Endpoint, round_index: int, opts: Options) -> None:
+    """One wrk run on one endpoint, added to the server's rounds."""
+    assert served.process is not None
+    try:
+        load = run_wrk(served.port, ep, opts.duration, opts)
+        served.result.endpoints.setdefault(ep.name, []).append(load)
+        if served.process.poll() is not None:
+            raise ServerFailed(f"died under load (exit code {served.process.returncode})")
+    except ServerFailed as exc:
+        served.fail(exc, opts)
+        return
+    which = f"round {round_index + 1}/{opts.rounds} " if opts.rounds > 1 else ""
+    print(f"[{served.spec.label}] {which}{ep.method} {ep.path}: {load.rps:,.0f} req/s", flush=True)
+    time.sleep(0.5)  # let the closed connections drain
+
+
+Item = TypeVar("Item")
+
+
+def round_order(servers: list[Item], round_index: int) -> list[Item]:
+    """The order of the servers in a round: as given in the first, reversed in the second,
+    starting from the second server in the third, that reversed in the fourth, and so on.
+    Over the rounds each server runs first and last as often as the others, and of any two
+    servers each runs before the other about half the time."""
+    shift = (round_index // 2) % len(servers) if servers else 0
+    order = servers[shift:] + servers[:shift]
+    return order[::-1] if round_index % 2 else order
+
+
+def bench_servers(specs: list[ServerSpec], opts: Options, log_dir: Path) -> list[ServerResult]:
+    """Start every server, then measure them in rounds; stop them all in the end."""
+    servers: list[Served] = []
+    try:
+        for index, spec in enumerate(specs):
+            servers.append(start_server(spec, opts, log_dir / f"{index}-{spec.name}.log"))
+        for round_index in range(opts.rounds):
+            order = round_order(servers, round_index)
+            for ep in ENDPOINTS:
+                for served in order:
+                    if served.serving:
+                        measure(served, ep, round_index, opts)
     finally:
-        result.stop = stop_server(proc, opts.stop_timeout)
-    return result
+        for served in servers:
+            served.stop(opts)
+    return [served.result for served in servers]
 
 
 def print_report(results: list[ServerResult], baseline: str, opts: Options) -> None:
@@ -356,69 +431,101 @@ def print_report(results: list[ServerResult], baseline: str, opts: Options) -> N
         if opts.server_cpu is not None
         else "no CPU pinning"
     )
+    rounds = f", {opts.rounds} rounds in alternating order" if opts.rounds > 1 else ""
     print(
-        f"\nwrk: 1 thread, {opts.connections} connections, {opts.duration} s per endpoint; {pinning}"
+        f"\nwrk: 1 thread, {opts.connections} connections, {opts.duration} s per endpoint"
+        f"{rounds}; {pinning}"
     )
+    width = max([10, *(len(r.label) for r in results)])
     for r in results:
         stop = f" [{r.stop}]" if r.stop else ""
-        print(f"  {r.name:<10} {r.status:<8} {LABELS[r.name]}{stop}: {r.detail}")
+        print(f"  {r.label:<{width}} {r.status:<8} {DESCRIPTIONS[r.name]}{stop}: {r.detail}")
 
     ran = [r for r in results if r.endpoints]
     if not ran:
         print("\nno server was benchmarked")
         return
-    base = next((r for r in ran if r.name == baseline), None)
-    print(
-        f"\n{'endpoint':<10} {'server':<10} {'req/s':>10} {'p99 ms':>8} {'x ' + baseline:>12}  errors"
-    )
+    base = next((r for r in ran if r.label == baseline), None)
+    several = opts.rounds > 1
+    head = f"\n{'endpoint':<10} {'server':<{width}} {'req/s':>10}"
+    head += f" {'min-max':>15}" if several else ""
+    head += f" {'p99 ms':>8} {'x ' + baseline:>12}"
+    head += f" {'per round':>11}" if several else ""
+    print(head + "  errors")
     for ep in ENDPOINTS:
         for i, r in enumerate(ran):
-            load = r.endpoints.get(ep.name)
-            if load is None:
+            loads = r.endpoints.get(ep.name)
+            if not loads:
                 continue
+            rps = statistics.median(load.rps for load in loads)
+            p99 = statistics.median(load.p99_us for load in loads) / 1000
+            base_loads = base.endpoints.get(ep.name, []) if base else []
             ratio = "n/a"
-            if base is not None and ep.name in base.endpoints:
-                ratio = f"{load.rps / base.endpoints[ep.name].rps:.2f}"
-            notes = str(load.errors) + (" (request cap reached)" if load.capped else "")
-            label = ep.name if i == 0 else ""
-            print(
-                f"{label:<10} {r.name:<10} {load.rps:>10,.0f} {load.p99_us / 1000:>8.2f} "
-                f"{ratio:>12}  {notes}"
-            )
+            if base_loads:
+                ratio = f"{rps / statistics.median(load.rps for load in base_loads):.2f}"
+            row = f"{ep.name if i == 0 else '':<10} {r.label:<{width}} {rps:>10,.0f}"
+            if several:
+                low, high = min(load.rps for load in loads), max(load.rps for load in loads)
+                row += f" {f'{low:,.0f}-{high:,.0f}':>15}"
+            row += f" {p99:>8.2f} {ratio:>12}"
+            if several:
+                row += f" {round_ratios(loads, base_loads):>11}"
+            errors = sum(load.errors for load in loads)
+            capped = " (request cap reached)" if any(load.capped for load in loads) else ""
+            print(f"{row}  {errors}{capped}")
 
     if base is not None and base.name == "trioframe":
-        print_targets(base, ran)
+        for r in ran:
+            if r.name == "trioframe":
+                print_targets(r, ran)
+
+
+def round_ratios(loads: list[LoadResult], base_loads: list[LoadResult]) -> str:
+    """The lowest and highest of each round's req/s over the baseline's in the same round."""
+    ratios = [load.rps / base.rps for load, base in zip(loads, base_loads, strict=False)]
+    return f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "n/a"
 
 
 TARGETS = {"bare": 0.85, "hypercorn": 5.0, "uvicorn": 1.0}  # trioframe req/s >= target x theirs
 
 
 def print_targets(trioframe: ServerResult, ran: list[ServerResult]) -> None:
-    print("\ntargets (trioframe req/s / other server's req/s):")
+    print(f"\ntargets ({trioframe.label} req/s / other server's req/s):")
     for r in ran:
         if r.name not in TARGETS:
             continue
         cells = []
         for ep in ENDPOINTS:
-            if ep.name in r.endpoints and ep.name in trioframe.endpoints:
-                ratio = trioframe.endpoints[ep.name].rps / r.endpoints[ep.name].rps
+            ours, theirs = trioframe.median_rps(ep.name), r.median_rps(ep.name)
+            if ours is not None and theirs is not None:
+                ratio = ours / theirs
                 mark = "ok" if ratio >= TARGETS[r.name] else "MISS"
                 cells.append(f"{ep.name} {ratio:.2f} {mark}")
         print(f"  vs {r.name:<10} (>= {TARGETS[r.name]:.2f}x): " + ", ".join(cells))
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args() -> tuple[argparse.Namespace, list[ServerSpec]]:
+    """The options, and the servers to run in order (trioframe once per checkout)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--duration", type=int, default=10, help="seconds of load per endpoint")
     parser.add_argument("--warmup", type=int, default=2, help="seconds of warm-up per server")
     parser.add_argument("--connections", type=int, default=50, help="wrk connections")
     parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="times every server is measured on every endpoint; the table gives the median",
+    )
+    parser.add_argument(
         "--only",
         default=",".join(SERVER_NAMES),
         help=f"comma-separated servers to run, from {','.join(SERVER_NAMES)} (default: all)",
     )
+    checkouts.add_option(parser)
     parser.add_argument(
-        "--baseline", default="trioframe", help="server the ratio column divides by"
+        "--baseline",
+        help="server the ratio columns divide by, a name or a --trioframe label "
+        "(default: the first trioframe)",
     )
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
     parser.add_argument(
@@ -433,13 +540,30 @@ def parse_args() -> argparse.Namespace:
     unknown = sorted(set(args.only) - set(SERVER_NAMES))
     if unknown:
         parser.error(f"unknown server(s) {', '.join(unknown)}; choose from {SERVER_NAMES}")
-    if args.duration < 1 or args.connections < 1 or args.warmup < 0:
-        parser.error("--duration and --connections must be >= 1, --warmup >= 0")
-    return args
+    if args.duration < 1 or args.connections < 1 or args.warmup < 0 or args.rounds < 1:
+        parser.error("--duration, --connections and --rounds must be >= 1, --warmup >= 0")
+    try:
+        trioframes = checkouts.parse_checkouts(args.trioframe)
+    except ValueError as exc:
+        parser.error(str(exc))
+    specs = []
+    for spec in SERVERS:
+        if spec.name == "trioframe" and spec.name in args.only:
+            specs += [replace(spec, checkout=checkout) for checkout in trioframes]
+        elif spec.name in args.only:
+            specs.append(spec)
+    labels = [spec.label for spec in specs]
+    if len(set(labels)) != len(labels):
+        parser.error(f"a --trioframe label is also a server's name: {labels}")
+    if args.baseline is None:
+        args.baseline = next((s.label for s in specs if s.name == "trioframe"), "trioframe")
+    elif args.baseline not in labels:
+        parser.error(f"--baseline {args.baseline} is not one of the servers run: {labels}")
+    return args, specs
 
 
 def main() -> int:
-    args = parse_args()
+    args, specs = parse_args()
     if shutil.which("wrk") is None:
         print("wrk not found on PATH (apt-get install wrk)", file=sys.stderr)
         return 2
@@ -454,23 +578,29 @@ def main() -> int:
         stop_timeout=10.0,
         server_cpu=cpus[0] if pin else None,
         wrk_cpu=cpus[1] if pin else None,
+        rounds=args.rounds,
     )
-    results = []
+    minutes = len(specs) * len(ENDPOINTS) * args.rounds * (args.duration + 0.5) / 60
+    print(f"{len(specs)} server(s), {args.rounds} round(s): about {minutes:.0f} min of load")
     with tempfile.TemporaryDirectory(prefix="trioframe-bench-") as log_dir:
-        for spec in SERVERS:
-            if spec.name in args.only:
-                results.append(bench_server(spec, opts, Path(log_dir)))
+        results = bench_servers(specs, opts, Path(log_dir))
     print_report(results, args.baseline, opts)
     if args.json:
         report = {
             "options": asdict(opts),
+            "baseline": args.baseline,
             "endpoints": {ep.name: f"{ep.method} {ep.path}" for ep in ENDPOINTS},
             "servers": [
                 {
                     **asdict(r),
                     "endpoints": {
-                        name: {**asdict(load), "rps": round(load.rps, 1)}
-                        for name, load in r.endpoints.items()
+                        name: {
+                            "rps": round(statistics.median(load.rps for load in loads), 1),
+                            "rounds": [
+                                {**asdict(load), "rps": round(load.rps, 1)} for load in loads
+                            ],
+                        }
+                        for name, loads in r.endpoints.items()
                     },
                 }
                 for r in results

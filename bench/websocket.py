@@ -35,9 +35,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from checkouts import PY, ROOT
 from run import (  # the sibling script is the library here
-    PY,
-    ROOT,
     ServerFailed,
     ServerSpec,
     free_port,
@@ -463,7 +462,7 @@ def print_report(servers: list[ServerRun], args: argparse.Namespace) -> None:
     )
     for s in servers:
         stop = f" [{s.stop}]" if s.stop else ""
-        print(f"  {s.spec.name:<15} {s.status:<8} {s.spec.label}{stop}: {s.detail}")
+        print(f"  {s.spec.name:<15} {s.status:<8} {s.spec.description}{stop}: {s.detail}")
     print(
         f"\n{'clients':<8} {'server':<15} {'round trips/s':>14} {'p50 ms':>7} {'p99 ms':>7}"
         f" {'client CPU':>10} {'server µs/rt':>12}  rounds"
