@@ -14,7 +14,7 @@ import httpx
 import pytest
 import trio
 
-from trioframe.__main__ import load_router, main
+from trioframe.__main__ import _config, _parser, load_router, main
 
 ROOT = pathlib.Path(__file__).parents[1]
 
@@ -35,8 +35,14 @@ def test_bad_targets_exit_with_a_message(target: str) -> None:
 
 def test_unimplemented_flags_are_refused_clearly() -> None:
     with pytest.raises(SystemExit) as info:
-        main(["run", "examples.hello:router", "--http2"])
-    assert "--http2 is not available" in str(info.value)
+        main(["run", "examples.hello:router", "--workers", "2"])
+    assert "--workers above 1 is not available" in str(info.value)
+
+
+def test_http2_flag_enables_http2() -> None:
+    args = _parser().parse_args(["run", "examples.hello:router", "--http2"])
+    assert _config(args).http2 is True
+    assert _config(_parser().parse_args(["run", "examples.hello:router"])).http2 is False
 
 
 def _free_port() -> int:

@@ -21,7 +21,6 @@ __all__ = ["main"]
 
 _NOT_YET = {
     "workers": "--workers above 1",
-    "http2": "--http2",
 }
 
 
@@ -34,7 +33,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, default=3000)
     run.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     run.add_argument("--workers", type=int, default=1)
-    run.add_argument("--http2", action="store_true")
+    run.add_argument(
+        "--http2",
+        action="store_true",
+        help="also serve HTTP/2: ALPN h2 over TLS, prior-knowledge h2c on cleartext",
+    )
     run.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate chain")
     run.add_argument("--tls-key", help="the private key of --tls-cert (PEM)")
     run.add_argument(
@@ -47,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _config(args: argparse.Namespace) -> ServerConfig:
     """The ``ServerConfig`` the flags ask for; exits with status 2 on a bad combination."""
-    config = ServerConfig()
+    config = ServerConfig(http2=args.http2)
     if args.self_signed and (args.tls_cert or args.tls_key):
         raise SystemExit("trioframe: --self-signed cannot be combined with --tls-cert/--tls-key")
     if bool(args.tls_cert) != bool(args.tls_key):

@@ -53,7 +53,6 @@ def test_config_is_frozen_and_validated() -> None:
 @pytest.mark.parametrize(
     "config",
     [
-        ServerConfig(http2=True),
         ServerConfig(workers=2),
         ServerConfig(trusted_proxies=["10.0.0.1"]),
     ],

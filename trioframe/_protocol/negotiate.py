@@ -2,9 +2,8 @@
 
 The inputs are what a server knows before the first request: the ALPN protocol TLS agreed on
 (``None`` on cleartext) and, on cleartext, the first bytes the client sent (an HTTP/2
-client with prior knowledge opens with the connection preface). Today only the HTTP/1.1
-adapter exists, so HTTP/2 is chosen only when the server enables it; the server refuses to
-start with ``http2=True`` until the h2 adapter lands.
+client with prior knowledge opens with the connection preface). HTTP/2 is chosen only when
+the server enables it.
 """
 
 from __future__ import annotations

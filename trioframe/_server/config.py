@@ -35,6 +35,11 @@ def _tls_setting(value: Any) -> TLSFiles | SelfSigned | ssl.SSLContext | None:
     return value  # type: ignore[no-any-return]
 
 
+def _window_size(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
+    if not 65535 <= value <= 2**31 - 1:
+        raise ValueError(f"ServerConfig.{attribute.name} must be in 65535..2**31-1, not {value!r}")
+
+
 def _positive(_inst: Any, attribute: attrs.Attribute[Any], value: float) -> None:
     if value <= 0:
         raise ValueError(f"ServerConfig.{attribute.name} must be positive, not {value!r}")
@@ -84,7 +89,33 @@ class ServerConfig:
     tls: TLSFiles | SelfSigned | ssl.SSLContext | None = attrs.field(
         default=None, converter=_tls_setting
     )
+    #: HTTP/2: streams in progress per connection (a reset stream counts until its handler
+    #: has returned); more are refused with RST_STREAM(REFUSED_STREAM).
     max_concurrent_streams: int = attrs.field(default=100, validator=_positive)
+    #: HTTP/2: largest request header list (name + value + 32 bytes per field, as RFC 9113
+    #: counts it) → 431 on the stream; past twice this the connection ends (an HPACK bomb).
+    http2_max_header_list_size: int = attrs.field(default=32 * KiB, validator=_positive)
+    #: HTTP/2: most CONTINUATION frames one header block may use; more ends the connection
+    #: with GOAWAY(ENHANCE_YOUR_CALM). At most 63.
+    http2_max_continuation_frames: int = attrs.field(
+        default=16, validator=attrs.validators.and_(_positive, attrs.validators.le(63))
+    )
+    #: HTTP/2: frames (and server-side resets) that do no work a connection may cost beyond
+    #: twice the work it gets done, before GOAWAY(ENHANCE_YOUR_CALM); see docs/http2.md.
+    http2_flood_allowance: int = attrs.field(default=1000, validator=_positive)
+    #: HTTP/2: request body bytes one stream may have buffered ahead of its handler (the
+    #: stream flow-control window, reopened as the handler reads). At least 65535.
+    http2_stream_window: int = attrs.field(
+        default=64 * KiB, validator=attrs.validators.and_(_window_size, _positive)
+    )
+    #: HTTP/2: request body bytes all the streams of a connection may have buffered ahead
+    #: of their handlers (the connection flow-control window). At least 65535.
+    http2_connection_window: int = attrs.field(
+        default=1 * MiB, validator=attrs.validators.and_(_window_size, _positive)
+    )
+    #: HTTP/2: response bytes queued for one connection past which senders wait and the
+    #: server stops reading from the client (until the client reads).
+    http2_max_output_buffer: int = attrs.field(default=64 * KiB, validator=_positive)
     #: Largest WebSocket message in bytes, all its fragments together (inflated) → close 1009.
     websocket_max_message_size: int = attrs.field(default=1 * MiB, validator=_positive)
     #: Seconds between keep-alive pings on an open WebSocket.
@@ -200,6 +231,30 @@ class ServerConfig:
     def with_max_concurrent_streams(self, value: int) -> ServerConfig:
         """A copy with ``max_concurrent_streams`` set."""
         return attrs.evolve(self, max_concurrent_streams=value)
+
+    def with_http2_max_header_list_size(self, value: int) -> ServerConfig:
+        """A copy with ``http2_max_header_list_size`` set."""
+        return attrs.evolve(self, http2_max_header_list_size=value)
+
+    def with_http2_max_continuation_frames(self, value: int) -> ServerConfig:
+        """A copy with ``http2_max_continuation_frames`` set."""
+        return attrs.evolve(self, http2_max_continuation_frames=value)
+
+    def with_http2_flood_allowance(self, value: int) -> ServerConfig:
+        """A copy with ``http2_flood_allowance`` set."""
+        return attrs.evolve(self, http2_flood_allowance=value)
+
+    def with_http2_stream_window(self, value: int) -> ServerConfig:
+        """A copy with ``http2_stream_window`` set."""
+        return attrs.evolve(self, http2_stream_window=value)
+
+    def with_http2_connection_window(self, value: int) -> ServerConfig:
+        """A copy with ``http2_connection_window`` set."""
+        return attrs.evolve(self, http2_connection_window=value)
+
+    def with_http2_max_output_buffer(self, value: int) -> ServerConfig:
+        """A copy with ``http2_max_output_buffer`` set."""
+        return attrs.evolve(self, http2_max_output_buffer=value)
 
     def with_websocket_max_message_size(self, value: int) -> ServerConfig:
         """A copy with ``websocket_max_message_size`` set."""

@@ -266,7 +266,6 @@ def _refuse_unbuilt_features(config: ServerConfig) -> None:
     """Options accepted by ``ServerConfig`` whose implementation has not landed yet fail
     loudly at startup instead of being silently ignored."""
     unbuilt = {
-        "http2": config.http2,
         "workers > 1": config.workers > 1,
         "trusted_proxies": bool(config.trusted_proxies),
     }

@@ -1,6 +1,7 @@
 """Serving one accepted stream: the TLS handshake (when the server speaks HTTPS), the choice
-of protocol (``_protocol/negotiate.py``: the ALPN result on TLS), and the served connection
-that speaks it, registered with the server's state while it runs.
+of protocol (``_protocol/negotiate.py``: the ALPN result on TLS; on cleartext with HTTP/2
+enabled, whether the first bytes are the HTTP/2 preface), and the served connection that
+speaks it, registered with the server's state while it runs.
 
 This is the one place a protocol is chosen. It runs in the connection's own task, so a slow
 handshake only ever delays itself; anything that fails in it ends this connection only.
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from .._protocol.negotiate import Protocol, choose_protocol
+from .._protocol.negotiate import H2_PREFACE, Protocol, choose_protocol, needs_more_bytes
 from .http1 import HTTP1Connection
 from .tls import handshake, tls_info
 
@@ -45,6 +46,7 @@ async def serve_stream(
             state.forget(connection)
     except* Exception:  # a bug of ours on one connection must not end the server
         log.exception("connection from %s failed; it is closed", format_peer(client))
+        await trio.aclose_forcefully(stream)
 
 
 async def _connect(
@@ -63,12 +65,24 @@ async def _connect(
         if secured is None:
             return None  # the handshake failed; the stream is closed
         stream, tls = secured, tls_info(secured)
-    protocol = choose_protocol(
-        tls.alpn_protocol if tls is not None else None, b"", http2_enabled=state.config.http2
-    )
-    if protocol is not Protocol.HTTP1:  # pragma: no cover - refused at startup until HTTP/2
-        raise NotImplementedError(f"{protocol} is not served yet")
-    return HTTP1Connection(state, stream, client, tls)
+    alpn = tls.alpn_protocol if tls is not None else None
+    http2 = state.config.http2
+    first = b""
+    if http2 and tls is None:  # cleartext: HTTP/2 with prior knowledge opens with the preface
+        with trio.move_on_after(state.config.header_timeout):
+            while needs_more_bytes(first, http2_enabled=True):
+                try:
+                    data = await stream.receive_some(len(H2_PREFACE) - len(first))
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    data = b""
+                if not data:
+                    break
+                first += data
+    if choose_protocol(alpn, first, http2_enabled=http2) is Protocol.HTTP2:
+        from .http2 import HTTP2Connection  # h2: imported only once it is needed
+
+        return HTTP2Connection(state, stream, client, tls, first)
+    return HTTP1Connection(state, stream, client, tls, first)
 
 
 def format_peer(client: tuple[str, int] | None) -> str:

@@ -15,6 +15,7 @@ from .._routing.router import Router
 from .._server.config import ServerConfig
 from .._server.serve import Server
 from .._server.tls import memory_tls_contexts
+from ._http2 import HTTP2MemoryTransport
 from ._transport import MemoryTransport
 from ._websocket import WebSocketTestSession, open_session
 
@@ -27,8 +28,14 @@ class TestHttpClient(httpx.AsyncClient):
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, transport: MemoryTransport, *, base_url: str) -> None:
-        super().__init__(transport=transport, base_url=base_url)
+    def __init__(
+        self,
+        transport: MemoryTransport,
+        *,
+        base_url: str,
+        http2: HTTP2MemoryTransport | None = None,
+    ) -> None:
+        super().__init__(transport=http2 or transport, base_url=base_url)
         self._memory = transport
 
     @asynccontextmanager
@@ -45,7 +52,8 @@ class TestHttpClient(httpx.AsyncClient):
                 assert await ws.receive_text() == "Welcome!"
 
         The upgrade request carries the base URL's host, the client's headers and
-        ``headers``, and the cookies of ``client.cookies`` that match the URL. Entering
+        ``headers``, and the cookies of ``client.cookies`` that match the URL (over
+        HTTP/1.1, also when the client speaks HTTP/2 for plain requests). Entering
         raises ``WebSocketRejected`` (its ``response`` an ``httpx.Response``) when the
         server answers with anything but ``101``. Leaving closes the session (Close 1000,
         then a bounded wait for the server's reply) and its in-memory connection; a
@@ -75,6 +83,12 @@ class TestClient:
     ``self-signed`` extra), the base URL defaults to ``https://testserver``, and the app sees
     ``request.scheme == "https"`` and ``request.tls``, so HSTS, ``Secure`` cookies and
     redirects to https can be tested without sockets. It replaces the config's own ``tls``.
+
+    ``http2=True`` sends every HTTP request over HTTP/2 (httpx's own HTTP/2 client, sharing
+    one in-memory connection as on a socket: prior knowledge on ``http://``, ALPN with
+    ``tls=True``); the server's config gets ``http2`` turned on and the app sees
+    ``request.version == "2"``. ``client.websocket()`` still opens its WebSocket over
+    HTTP/1.1.
     """
 
     __test__ = False  # not a pytest test class
@@ -87,10 +101,14 @@ class TestClient:
         base_url: str | None = None,
         client: tuple[str, int] = ("127.0.0.1", 50000),
         tls: bool = False,
+        http2: bool = False,
     ) -> None:
         if base_url is None:
             base_url = "https://testserver" if tls else "http://testserver"
         config = config or ServerConfig()
+        if http2:
+            config = config.with_http2()
+        self._http2 = http2
         self._client_tls: Any = None
         if tls:
             server_context, self._client_tls = memory_tls_contexts(httpx.URL(base_url).host)
@@ -110,7 +128,10 @@ class TestClient:
         transport = MemoryTransport(
             self.server, nursery, self._client_address, tls=self._client_tls, hostname=host
         )
-        self._http = TestHttpClient(transport, base_url=self._base_url)
+        http2 = None
+        if self._http2:
+            http2 = HTTP2MemoryTransport(transport.connect_plain, tls=self._client_tls)
+        self._http = TestHttpClient(transport, base_url=self._base_url, http2=http2)
         return self._http
 
     async def __aexit__(

@@ -40,13 +40,19 @@ class MemoryTransport(httpx.AsyncBaseTransport):
 
     def connect(self) -> trio.abc.Stream:
         """Open a fresh in-memory connection and start serving its other end; returns the
-        client's end. Not a checkpoint. The caller closes the stream; leaving the test client
-        cancels the serving task."""
-        client_stream, server_stream = trio.testing.memory_stream_pair()
-        self._nursery.start_soon(self._server.handle_stream, server_stream, self._client)
+        client's end (wrapped in TLS when the client speaks it). Not a checkpoint. The caller
+        closes the stream; leaving the test client cancels the serving task."""
+        client_stream = self.connect_plain()
         if self._tls is None:
             return client_stream
         return trio.SSLStream(client_stream, self._tls, server_hostname=self._hostname)
+
+    def connect_plain(self) -> trio.abc.Stream:
+        """Like ``connect``, without the client's TLS layer (for a client that starts TLS
+        itself)."""
+        client_stream, server_stream = trio.testing.memory_stream_pair()
+        self._nursery.start_soon(self._server.handle_stream, server_stream, self._client)
+        return client_stream
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         client_stream = self.connect()

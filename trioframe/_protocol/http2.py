@@ -1,0 +1,439 @@
+"""``HTTP2Adapter``: the server side of one HTTP/2 connection, sans-I/O, over h2.
+
+h2 parses frames, keeps HPACK state and the stream and connection state machines. The adapter
+adds what a server needs around it:
+
+- the settings a server announces (``HTTP2Limits``), including RFC 8441 extended CONNECT;
+- request heads validated per stream (``http2_head``): a malformed head, or a body that does
+  not match its Content-Length, resets or answers its stream, never the connection (h2 alone
+  would end the connection);
+- ``max_concurrent_streams`` counted by the server (a stream counts until its handler has
+  returned, not only while the protocol says it is open), so h2's own refusal, which ends the
+  whole connection, never fires;
+- flow control by consumption: a stream's window, and the connection's, reopen only as the
+  handler reads the body (``consumed``) or the server drops it (``discard``);
+- the flood account (``http2_frames.FrameMeter``) and GOAWAY frames the server writes itself,
+  so that shutdown can announce GOAWAY twice and keep serving the streams in flight (h2's own
+  GOAWAY would close its state machine).
+
+``receive`` turns bytes into the adapter's events; errors of the whole connection raise
+``ConnectionFailed`` after the GOAWAY is queued. Output accumulates until ``data_to_send``.
+Nothing here imports trio.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import h2.config
+import h2.connection
+import h2.events
+import h2.exceptions
+import h2.settings
+import hpack
+from h2.errors import ErrorCodes
+from h2.stream import StreamState
+from hyperframe.frame import GoAwayFrame
+
+from .http2_frames import Flood, FrameMeter
+from .http2_head import MalformedHead, read_request_head
+from .request_head import RequestHead
+
+__all__ = [
+    "BodyEnded",
+    "BodyReceived",
+    "ConnectionFailed",
+    "HTTP2Adapter",
+    "HTTP2Limits",
+    "PeerClosed",
+    "PingAcked",
+    "RequestRefused",
+    "RequestStarted",
+    "StreamReset",
+    "WindowOpened",
+]
+
+Header = tuple[bytes, bytes]
+LAST_STREAM_ID = 2**31 - 1
+_REMOTE_OPEN = frozenset({StreamState.OPEN, StreamState.HALF_CLOSED_LOCAL})
+
+#: Response fields HTTP/2 forbids (RFC 9113 section 8.2.2); dropped from what the app set.
+_CONNECTION_SPECIFIC = frozenset(
+    {b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"}
+)
+
+
+@attrs.frozen
+class HTTP2Limits:
+    """What one HTTP/2 connection allows (from ``ServerConfig``)."""
+
+    max_concurrent_streams: int = 100
+    max_header_list_size: int = 32 * 1024
+    max_header_count: int = 100
+    max_continuation_frames: int = 16
+    flood_allowance: int = 1000
+    stream_window: int = 64 * 1024
+    connection_window: int = 1024 * 1024
+    max_requests: int = 1000
+
+
+# -- events -----------------------------------------------------------------------------------
+@attrs.frozen
+class RequestStarted:
+    """A request head arrived on a new stream. ``protocol`` is the ``:protocol`` of an
+    extended CONNECT (RFC 8441); ``ended``: no body follows."""
+
+    stream_id: int
+    head: RequestHead
+    protocol: str | None
+    ended: bool
+
+
+@attrs.frozen
+class RequestRefused:
+    """A request head on a new stream is malformed or too large: answer ``status``."""
+
+    stream_id: int
+    status: int
+    message: str
+    method: bytes
+
+
+@attrs.frozen
+class BodyReceived:
+    """Request body bytes; ``flow_length`` is what they cost the windows (with padding)."""
+
+    stream_id: int
+    data: bytes
+    flow_length: int
+
+
+@attrs.frozen
+class BodyEnded:
+    stream_id: int
+
+
+@attrs.frozen
+class StreamReset:
+    """The stream ended before its response did: the client reset it, or the adapter did
+    (a body that broke its Content-Length)."""
+
+    stream_id: int
+
+
+@attrs.frozen
+class WindowOpened:
+    """The peer opened a send window: stream ``stream_id``'s, or every stream's (``0``)."""
+
+    stream_id: int
+
+
+@attrs.frozen
+class PingAcked:
+    data: bytes
+
+
+@attrs.frozen
+class PeerClosed:
+    """The client sent GOAWAY."""
+
+    error_code: int
+
+
+Event = (
+    RequestStarted
+    | RequestRefused
+    | BodyReceived
+    | BodyEnded
+    | StreamReset
+    | WindowOpened
+    | PingAcked
+    | PeerClosed
+)
+
+
+class ConnectionFailed(Exception):
+    """The connection cannot go on (a protocol error, a flood); the GOAWAY is queued.
+    ``str()`` is the reason for the log."""
+
+
+# -- h2, adjusted for a server that judges streams one by one -------------------------------
+class _Settings(h2.settings.Settings):
+    """Local settings whose MAX_CONCURRENT_STREAMS is announced but not enforced by h2 (the
+    server counts streams itself and refuses the extra ones with REFUSED_STREAM)."""
+
+    @property
+    def max_concurrent_streams(self) -> int:
+        return 2**32
+
+    @max_concurrent_streams.setter
+    def max_concurrent_streams(self, value: int) -> None:
+        self[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] = value
+
+
+class _Decoder(hpack.Decoder):
+    """HPACK decoding with a fixed hard limit on a header list's decoded size (past it the
+    connection ends: an HPACK bomb), counting the blocks it decoded."""
+
+    def __init__(self, hard_limit: int) -> None:
+        self._hard_limit = hard_limit
+        self.blocks = 0
+        super().__init__(max_header_list_size=hard_limit)
+
+    @property
+    def max_header_list_size(self) -> int:
+        return self._hard_limit
+
+    @max_header_list_size.setter
+    def max_header_list_size(self, value: int) -> None:
+        pass  # h2 sets the announced limit on acknowledgement: the hard limit stays
+
+    def decode(self, data: bytes, raw: bool = False) -> Any:
+        headers = super().decode(data, raw)
+        self.blocks += 1
+        return headers
+
+
+class _Connection(h2.connection.H2Connection):
+    """h2's connection with errors of one stream kept to that stream: a malformed head
+    (after HPACK decoding succeeded, so the compression state stays shared and correct) or a
+    body that breaks its Content-Length resets the stream with PROTOCOL_ERROR."""
+
+    def __init__(self, config: h2.config.H2Configuration, hard_limit: int) -> None:
+        super().__init__(config)
+        self.decoder = self._decoder = _Decoder(hard_limit)
+        self.malformed: list[tuple[int, int]] = []  # (stream id, unreturned window bytes)
+
+    def _receive_headers_frame(self, frame: Any) -> Any:
+        decoded = self._decoder.blocks
+        try:
+            return super()._receive_headers_frame(frame)
+        except (h2.exceptions.NoSuchStreamError, h2.exceptions.StreamIDTooLowError):
+            raise
+        except h2.exceptions.ProtocolError:
+            if self._decoder.blocks == decoded or not self._is_open(frame.stream_id):
+                raise  # HPACK failed, or not a stream we can reset: the connection's error
+            return self._reset_malformed(frame.stream_id, 0)
+
+    def _receive_data_frame(self, frame: Any) -> Any:
+        try:
+            return super()._receive_data_frame(frame)
+        except h2.exceptions.InvalidBodyLengthError:
+            return self._reset_malformed(frame.stream_id, frame.flow_controlled_length)
+
+    def _is_open(self, stream_id: int) -> bool:
+        stream = self.streams.get(stream_id)
+        return stream is not None and not stream.closed
+
+    def _reset_malformed(self, stream_id: int, window: int) -> tuple[list[Any], list[Any]]:
+        self.malformed.append((stream_id, window))
+        self.reset_stream(stream_id, ErrorCodes.PROTOCOL_ERROR)
+        return [], []
+
+
+# -- the adapter ---------------------------------------------------------------------------------
+class HTTP2Adapter:
+    """One server connection's HTTP/2 state (see the module docstring). Creating it queues the
+    server's SETTINGS and the connection window."""
+
+    def __init__(self, limits: HTTP2Limits) -> None:
+        self.limits = limits
+        config = h2.config.H2Configuration(
+            client_side=False,
+            header_encoding=None,
+            validate_inbound_headers=False,  # http2_head does it, per stream
+            normalize_inbound_headers=False,
+            validate_outbound_headers=False,  # the exchange sends lower-case names only
+            normalize_outbound_headers=False,
+        )
+        hard_limit = 2 * limits.max_header_list_size
+        h2c = self._h2 = _Connection(config, hard_limit)
+        h2c.local_settings = _Settings(
+            client=False,
+            initial_values={
+                h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: limits.max_concurrent_streams,
+                h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE: limits.max_header_list_size,
+                h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: limits.stream_window,
+                h2.settings.SettingCodes.ENABLE_CONNECT_PROTOCOL: 1,
+            },
+        )
+        h2c.initiate_connection()
+        if limits.connection_window > 65535:
+            h2c.increment_flow_control_window(limits.connection_window - 65535)
+        self.meter = FrameMeter(
+            allowance=limits.flood_allowance,
+            max_continuation_frames=limits.max_continuation_frames,
+            max_block_size=hard_limit,
+        )
+        self._out = bytearray(h2c.data_to_send())
+        #: streams opened so far (``max_requests`` ends the connection after that many)
+        self.requests = 0
+        #: the last stream id a final GOAWAY promised to serve (``None``: none sent)
+        self.goaway_last_id: int | None = None
+        self.closed = False  # a GOAWAY with an error went out: nothing more is read
+
+    # -- input ---------------------------------------------------------------------------------
+    def receive(self, data: bytes | bytearray) -> list[Event]:
+        """Feed bytes from the client; the events they make. Raises ``ConnectionFailed``
+        (GOAWAY queued) when the connection must end."""
+        try:
+            self.meter.check()  # resets the server made since the last read count too
+            self.meter.scan(data)
+        except Flood as exc:
+            self._fail(ErrorCodes.ENHANCE_YOUR_CALM, f"flood: {exc}")
+        try:
+            h2_events = self._h2.receive_data(data)
+        except h2.exceptions.ProtocolError as exc:
+            self._take_output()  # h2 queued its GOAWAY
+            self.closed = True
+            raise ConnectionFailed(f"protocol error: {exc}") from None
+        events: list[Event] = []
+        for event in h2_events:
+            self._translate(event, events)
+        for stream_id, window in self._h2.malformed:
+            events.append(StreamReset(stream_id))
+            if window:
+                self._h2.acknowledge_received_data(window, stream_id)
+            self.meter.charge()
+        self._h2.malformed.clear()
+        self._take_output()
+        return events
+
+    def _translate(self, event: Any, events: list[Event]) -> None:
+        kind = type(event)
+        if kind is h2.events.RequestReceived:
+            self._request(event, events)
+        elif kind is h2.events.DataReceived:
+            events.append(BodyReceived(event.stream_id, event.data, event.flow_controlled_length))
+        elif kind is h2.events.StreamEnded:  # also after a RequestReceived or DataReceived
+            events.append(BodyEnded(event.stream_id))
+        elif kind is h2.events.StreamReset:
+            events.append(StreamReset(event.stream_id))
+        elif kind is h2.events.WindowUpdated:
+            events.append(WindowOpened(event.stream_id))
+        elif kind is h2.events.RemoteSettingsChanged:
+            events.append(WindowOpened(0))  # the initial window or the frame size may change
+        elif kind is h2.events.PingAckReceived:
+            events.append(PingAcked(event.ping_data))
+        elif kind is h2.events.ConnectionTerminated:
+            events.append(PeerClosed(event.error_code or 0))
+        # The rest need nothing: h2 answers PINGs and SETTINGS itself; trailers are dropped
+        # (their StreamEnded follows); priorities are not used.
+
+    def _request(self, event: Any, events: list[Event]) -> None:
+        stream_id = event.stream_id
+        ended = event.stream_ended is not None
+        if self.goaway_last_id is not None and stream_id > self.goaway_last_id:
+            self._h2.reset_stream(stream_id, ErrorCodes.REFUSED_STREAM)  # after our GOAWAY
+            return
+        self.requests += 1
+        try:
+            head, protocol = read_request_head(
+                event.headers,
+                max_header_count=self.limits.max_header_count,
+                max_header_list_size=self.limits.max_header_list_size,
+                connect_protocol=True,
+            )
+        except MalformedHead as exc:
+            method = dict(event.headers).get(b":method", b"GET")
+            events.append(RequestRefused(stream_id, exc.status, exc.message, method))
+        else:
+            events.append(RequestStarted(stream_id, head, protocol, ended))
+        if self.requests == self.limits.max_requests:
+            self.send_goaway(stream_id)
+
+    # -- output --------------------------------------------------------------------------------
+    def data_to_send(self) -> bytes:
+        """Everything queued for the client, in order; empties the queue."""
+        self._take_output()
+        data = bytes(self._out)
+        self._out.clear()
+        return data
+
+    @property
+    def pending(self) -> int:
+        """Bytes queued for the client and not yet taken."""
+        self._take_output()
+        return len(self._out)
+
+    def _take_output(self) -> None:
+        data = self._h2.data_to_send()
+        if data:
+            self._out += data
+
+    def send_headers(self, stream_id: int, status: int, headers: list[Header], end: bool) -> None:
+        """Queue a response head (``:status`` first; fields HTTP/2 forbids are dropped).
+        Raises ``h2.exceptions.ProtocolError`` on a stream that is gone."""
+        fields = [(b":status", b"%d" % status)]
+        fields += [(n, v) for n, v in headers if n not in _CONNECTION_SPECIFIC]
+        self._h2.send_headers(stream_id, fields, end_stream=end)
+
+    def send_data(self, stream_id: int, data: bytes | memoryview, end: bool) -> None:
+        """Queue one DATA frame (``len(data) <= send_window(stream_id)``)."""
+        self._h2.send_data(stream_id, data, end_stream=end)
+        if data:
+            self.meter.credit()
+
+    def end_stream(self, stream_id: int) -> None:
+        self._h2.end_stream(stream_id)
+
+    def send_window(self, stream_id: int) -> int:
+        """How many body bytes may go out on the stream now (both windows and the frame
+        size allow)."""
+        return min(self._h2.local_flow_control_window(stream_id), self._h2.max_outbound_frame_size)
+
+    def response_done(self) -> None:
+        """A response went out in full (work done, for the flood account)."""
+        self.meter.credit()
+
+    def reset(self, stream_id: int, code: ErrorCodes, *, charge: bool = True) -> None:
+        """Reset a stream that is still open; ``charge``: it counts against the flood
+        allowance (a stream the server had to refuse or abandon)."""
+        stream = self._h2.streams.get(stream_id)
+        if stream is not None and not stream.closed:
+            self._h2.reset_stream(stream_id, code)
+        if charge:
+            self.meter.charge()
+
+    def remote_open(self, stream_id: int) -> bool:
+        """Whether the client may still send on the stream (its request has not ended)."""
+        stream = self._h2.streams.get(stream_id)
+        return stream is not None and stream.state_machine.state in _REMOTE_OPEN
+
+    def consumed(self, stream_id: int, flow_length: int) -> None:
+        """The handler read (or the server dropped) ``flow_length`` window bytes of the
+        stream's body: the stream and connection windows reopen by that much (WINDOW_UPDATE
+        once half a window is due)."""
+        if flow_length:
+            self._h2.acknowledge_received_data(flow_length, stream_id)
+
+    def refuse(self, stream_id: int) -> None:
+        """Refuse a new stream (too many in progress): RST_STREAM(REFUSED_STREAM)."""
+        self.reset(stream_id, ErrorCodes.REFUSED_STREAM)
+
+    def ping(self, data: bytes) -> None:
+        self._h2.ping(data)
+
+    def send_goaway(self, last_stream_id: int, code: int = 0, debug: bytes = b"") -> None:
+        """Queue a GOAWAY without closing h2's state machine (streams up to
+        ``last_stream_id`` are still served). The last id only ever goes down."""
+        if self.goaway_last_id is not None:
+            last_stream_id = min(last_stream_id, self.goaway_last_id)
+        if last_stream_id != LAST_STREAM_ID:
+            self.goaway_last_id = last_stream_id
+        self._take_output()
+        frame = GoAwayFrame(
+            0, last_stream_id=last_stream_id, error_code=code, additional_data=debug
+        )
+        self._out += frame.serialize()
+
+    @property
+    def last_stream_id(self) -> int:
+        """The highest stream id the client has opened."""
+        return self._h2.highest_inbound_stream_id
+
+    def _fail(self, code: ErrorCodes, reason: str) -> None:
+        self.send_goaway(self.last_stream_id, code, reason.encode("ascii", "replace")[:128])
+        self.closed = True
+        raise ConnectionFailed(reason)

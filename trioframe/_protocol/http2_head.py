@@ -1,0 +1,133 @@
+"""An HTTP/2 request head (RFC 9113 section 8.3) as a ``RequestHead``, validated.
+
+h2 decodes the header block; the checks of what it may contain are made here rather than by
+h2, because h2 treats a malformed head as an error of the whole connection while RFC 9113
+section 8.1.1 makes it an error of its stream only: one bad request never costs the client its
+other streams. A ``MalformedHead`` carries the status the stream is answered with.
+
+What the app sees is what an HTTP/1.1 request would give it: ``:method`` and ``:path`` become
+the method and target, ``:authority`` becomes the ``Host`` header, cookie fields are joined
+into one (section 8.2.3). Nothing here imports trio.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import ProtocolError
+from .head import check_host
+from .request_head import RequestHead
+
+__all__ = ["MalformedHead", "read_request_head"]
+
+Header = tuple[bytes, bytes]
+
+#: Field names: lower-case tchar only (section 8.2.1 forbids upper case and 0x00-0x20, 0x7f+).
+_NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9a-z]+")
+#: Field values: no NUL, CR or LF anywhere, no leading or trailing space or tab (8.2.1).
+_BAD_VALUE = re.compile(rb"[\x00\r\n]|\A[ \t]|[ \t]\Z")
+#: Fields that only make sense on one HTTP/1.1 connection (section 8.2.2).
+_CONNECTION_SPECIFIC = frozenset(
+    {b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"}
+)
+_REQUEST_PSEUDO = frozenset({b":method", b":scheme", b":authority", b":path", b":protocol"})
+
+
+class MalformedHead(ProtocolError):
+    """The head breaks RFC 9113 section 8: its stream is answered with ``status`` (400 for a
+    malformed head, 431 for one too large, 501 for a plain CONNECT); the connection goes on."""
+
+
+def read_request_head(
+    headers: list[Header],
+    *,
+    max_header_count: int,
+    max_header_list_size: int,
+    connect_protocol: bool,
+) -> tuple[RequestHead, str | None]:
+    """Validate a decoded request head; return it as a ``RequestHead`` (version ``"2"``) and
+    its ``:protocol`` (RFC 8441 extended CONNECT, ``None`` for any other request).
+
+    ``max_header_list_size`` is measured as SETTINGS_MAX_HEADER_LIST_SIZE is (name + value +
+    32 per field); ``connect_protocol`` says whether the server announced extended CONNECT.
+    Raises ``MalformedHead``."""
+    pseudo: dict[bytes, bytes] = {}
+    fields: list[Header] = []
+    cookies: list[bytes] = []
+    size = 0
+    for name, value in headers:
+        size += len(name) + len(value) + 32
+        if name.startswith(b":"):
+            if fields or cookies:
+                raise MalformedHead(400, "pseudo-header field after a regular field")
+            if name not in _REQUEST_PSEUDO:
+                raise MalformedHead(400, "unknown or response pseudo-header field")
+            if name in pseudo:
+                raise MalformedHead(400, "repeated pseudo-header field")
+            pseudo[name] = value
+            continue
+        if _NAME.fullmatch(name) is None:
+            raise MalformedHead(400, "invalid header field name")
+        if _BAD_VALUE.search(value) is not None:
+            raise MalformedHead(400, "invalid header field value")
+        if name in _CONNECTION_SPECIFIC or (name == b"te" and value != b"trailers"):
+            raise MalformedHead(400, "connection-specific header field")
+        if name == b"cookie":
+            cookies.append(value)
+        else:
+            fields.append((name, value))
+    if size > max_header_list_size:
+        raise MalformedHead(431, "request header list too large")
+    if len(fields) + min(len(cookies), 1) > max_header_count:
+        raise MalformedHead(431, "too many header fields")
+    if cookies:
+        fields.append((b"cookie", b"; ".join(cookies)))
+    method, protocol = pseudo.get(b":method"), pseudo.get(b":protocol")
+    if method is None:
+        raise MalformedHead(400, "request without :method")
+    if protocol is not None and (method != b"CONNECT" or not connect_protocol):
+        raise MalformedHead(400, ":protocol outside an extended CONNECT")
+    if method == b"CONNECT" and protocol is None:
+        raise MalformedHead(501, "CONNECT is not supported")
+    path, scheme = pseudo.get(b":path"), pseudo.get(b":scheme")
+    if not path or not scheme:
+        raise MalformedHead(400, "request without :scheme or :path")
+    if not path.startswith(b"/") and not (path == b"*" and method == b"OPTIONS"):
+        raise MalformedHead(400, ":path must be an absolute path")
+    fields = _with_host(fields, pseudo.get(b":authority"))
+    return RequestHead(
+        method=method,
+        target=path,
+        version="2",
+        headers=fields,
+        content_length=_content_length(fields),
+    ), None if protocol is None else protocol.decode("latin-1")
+
+
+def _with_host(fields: list[Header], authority: bytes | None) -> list[Header]:
+    """``fields`` with ``Host`` from ``:authority`` (8.3.1); a ``Host`` that names another
+    authority is malformed. Without ``:authority`` a ``Host`` field stands as sent."""
+    hosts = [value for name, value in fields if name == b"host"]
+    if len(hosts) > 1:
+        raise MalformedHead(400, "repeated Host header field")
+    value = authority if authority is not None else (hosts[0] if hosts else None)
+    if value is None:
+        return fields
+    if authority is not None and hosts and hosts[0] != authority:
+        raise MalformedHead(400, "Host and :authority differ")
+    try:
+        check_host(value)
+    except ProtocolError as exc:
+        raise MalformedHead(400, exc.message) from None
+    if hosts:
+        return fields
+    return [(b"host", value), *fields]
+
+
+def _content_length(fields: list[Header]) -> int | None:
+    values = [value for name, value in fields if name == b"content-length"]
+    if not values:
+        return None
+    if len(set(values)) != 1 or not values[0].isdigit():
+        raise MalformedHead(400, "invalid Content-Length")
+    return int(values[0])

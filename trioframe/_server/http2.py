@@ -1,0 +1,425 @@
+"""One HTTP/2 connection: its own nursery, one reader, one writer, a task per stream.
+
+::
+
+    HTTP2Connection.run
+    ├── (run itself) the reader: bytes → HTTP2Adapter → events → the streams
+    ├── writer       everything queued on the adapter, in one write per wake-up
+    ├── stream 1     serve_exchange(HTTP2Exchange) in the stream's own cancel scope
+    ├── stream 3     ...
+    └── goaway       graceful shutdown's second GOAWAY, after a PING round trip
+
+Each stream's handler runs in its own task and cancel scope: a reset stream, a body or send
+timeout cancels that handler alone; a lost connection cancels them all. Streams count against
+``max_concurrent_streams`` until their task has returned (a stream reset by the client whose
+handler is still unwinding still counts), so opening and resetting streams at once cannot
+start unbounded work (CVE-2023-44487); the extra streams are refused with REFUSED_STREAM.
+
+The reader stops reading while the output queue is over its bound (a client that does not
+read cannot make the server queue PING and SETTINGS answers without limit) and the writer
+gives up on a write that takes longer than ``send_timeout``. Connection-level deadlines:
+``header_timeout`` for the preface and for a header block in CONTINUATION frames,
+``keep_alive_timeout`` while no stream is open. Shutdown sends GOAWAY twice (RFC 9113
+section 6.8): first with the highest possible stream id, then, a PING round trip later, with
+the last stream actually received; the streams in flight finish, then the connection closes.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import TYPE_CHECKING
+
+import trio
+from h2.errors import ErrorCodes
+
+from .._protocol.http2 import (
+    LAST_STREAM_ID,
+    BodyEnded,
+    BodyReceived,
+    ConnectionFailed,
+    HTTP2Adapter,
+    HTTP2Limits,
+    PeerClosed,
+    PingAcked,
+    RequestRefused,
+    RequestStarted,
+    StreamReset,
+    WindowOpened,
+)
+from .._protocol.request_head import RequestHead
+from .exchange import answer_cancelled, serve_exchange
+from .http2_exchange import HTTP2Exchange
+
+if TYPE_CHECKING:
+    from .._http.tls import TLSInfo
+    from .config import ServerConfig
+    from .state import ServingState
+
+__all__ = ["HTTP2Connection", "limits_from"]
+
+log = logging.getLogger("trioframe")
+
+RECEIVE_SIZE = 64 * 1024
+#: How long graceful shutdown waits for the PING between its two GOAWAY frames.
+GOAWAY_ROUND_TRIP = 1.0
+_SHUTDOWN_PING = b"goaway\x00\x00"
+
+
+def limits_from(config: ServerConfig) -> HTTP2Limits:
+    """The adapter's limits from the server's settings."""
+    return HTTP2Limits(
+        max_concurrent_streams=config.max_concurrent_streams,
+        max_header_list_size=config.http2_max_header_list_size,
+        max_header_count=config.max_header_count,
+        max_continuation_frames=config.http2_max_continuation_frames,
+        flood_allowance=config.http2_flood_allowance,
+        stream_window=config.http2_stream_window,
+        connection_window=config.http2_connection_window,
+        max_requests=config.max_requests_per_connection,
+    )
+
+
+class HTTP2Connection:
+    """Serve HTTP/2 on ``stream`` (after the TLS handshake when there is one); ``initial``
+    is what was read before the protocol was chosen (the preface, on cleartext). ``await
+    run()`` returns when the connection is closed; cancelling it closes it at once. A
+    ``ServedConnection``."""
+
+    def __init__(
+        self,
+        state: ServingState,
+        stream: trio.abc.Stream,
+        client: tuple[str, int] | None,
+        tls: TLSInfo | None = None,
+        initial: bytes = b"",
+    ) -> None:
+        self.state = state
+        self.config = config = state.config
+        self.stream = stream
+        self.client = client
+        self.tls = tls
+        self.scheme = "http" if tls is None else "https"
+        self.adapter = HTTP2Adapter(limits_from(config))
+        #: queued output past which senders wait and the reader stops reading
+        self.output_bound = config.http2_max_output_buffer
+        self._initial = initial
+        self.exchanges: dict[int, HTTP2Exchange] = {}
+        self.active = 0  # stream tasks alive (a reset stream counts until its task returns)
+        self.idle_since = trio.current_time()
+        #: why the server closes this connection (shutdown, capacity), once it has decided to
+        self.stop_reason: str | None = None
+        self.peer_gone = False
+        self._nursery: trio.Nursery | None = None
+        self._read_scope = trio.CancelScope()
+        self._write_wanted = trio.Event()
+        self._writable = trio.lowlevel.ParkingLot()  # senders waiting for the queue to drain
+        self._window_waiters: set[HTTP2Exchange] = set()
+        self._no_streams: trio.Event | None = None  # set when the last stream ends
+        self._writing = False
+        self._ping_acked = trio.Event()
+        self._shutdown_started = False
+        self._header_block_since: float | None = None
+
+    # -- lifetime (the ServedConnection interface) ------------------------------------------
+    async def run(self) -> None:
+        """Serve the connection, then close the stream (also when cancelled)."""
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                nursery.start_soon(self._write_loop)
+                await self._read_loop()
+                if not self.peer_gone:
+                    await self._wait_streams()
+                    await self._flush()
+                nursery.cancel_scope.cancel()
+        finally:
+            self._lost()
+            await trio.aclose_forcefully(self.stream)
+
+    @property
+    def is_idle(self) -> bool:
+        """True while no stream is in progress and no request head is arriving."""
+        return self.active == 0 and not self.adapter.meter.in_header_block
+
+    def begin_shutdown(self) -> None:
+        """Graceful shutdown: GOAWAY (the highest stream id) and a PING now; GOAWAY with
+        the last stream received after the PING's answer (at most ``GOAWAY_ROUND_TRIP``);
+        the streams in flight finish; WebSockets close with 1001."""
+        if self._shutdown_started or self._nursery is None:
+            return
+        self._shutdown_started = True
+        self.adapter.send_goaway(LAST_STREAM_ID)
+        self.adapter.ping(_SHUTDOWN_PING)
+        self.wake_writer()
+        self._nursery.start_soon(self._second_goaway)
+        for exchange in self.exchanges.values():
+            if exchange.websocket is not None:
+                exchange.websocket.begin_shutdown()
+
+    def close_if_idle(self, reason: str) -> bool:
+        """Close now (GOAWAY with the last stream received) if no stream is in progress;
+        returns whether the connection was idle."""
+        if not self.is_idle:
+            return False
+        self.stop_reason = reason
+        self.adapter.send_goaway(self.adapter.last_stream_id)
+        self._read_scope.cancel()
+        return True
+
+    def cancel_for_shutdown(self) -> None:
+        """The grace period is over: cancel every stream (one whose response has not started
+        is answered 503), then close."""
+        self.stop_reason = "the server is shutting down"
+        self.adapter.send_goaway(self.adapter.last_stream_id)
+        for exchange in list(self.exchanges.values()):
+            exchange.scope.cancel()
+        self._read_scope.cancel()
+
+    async def _second_goaway(self) -> None:
+        with trio.move_on_after(GOAWAY_ROUND_TRIP):
+            await self._ping_acked.wait()
+        self.adapter.send_goaway(self.adapter.last_stream_id)
+        self.wake_writer()
+        if self.active == 0:
+            self._read_scope.cancel()
+
+    # -- reading ----------------------------------------------------------------------------------
+    async def _read_loop(self) -> None:
+        adapter, config = self.adapter, self.config
+        started = trio.current_time()
+        data: bytes | bytearray = self._initial
+        with self._read_scope:
+            while True:
+                if data:
+                    try:
+                        events = adapter.receive(data)
+                    except ConnectionFailed as exc:
+                        log.debug("HTTP/2 connection from %s ends: %s", self._peer(), exc)
+                        return
+                    for event in events:
+                        self._dispatch(event)
+                    self.wake_writer()
+                if self.adapter.goaway_last_id is not None and self.active == 0:
+                    return  # a final GOAWAY went out and every stream is over
+                while adapter.pending > self.output_bound and not self.peer_gone:
+                    await self._writable.park()  # the writer drains it or gives up
+                if self.peer_gone:
+                    return
+                self._read_scope.deadline = self._read_deadline(started, config)
+                try:
+                    data = await self.stream.receive_some(RECEIVE_SIZE)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    data = b""
+                if not data:
+                    self._lost()
+                    return
+        if (
+            self._read_scope.cancelled_caught
+            and self.stop_reason is None
+            and adapter.goaway_last_id is None
+            and not self.peer_gone
+        ):  # a deadline: the connection was idle too long, or a header block too slow
+            slow = adapter.meter.in_header_block
+            log.debug(
+                "HTTP/2 connection from %s: %s",
+                self._peer(),
+                "header block timed out" if slow else "idle",
+            )
+            adapter.send_goaway(
+                adapter.last_stream_id, ErrorCodes.PROTOCOL_ERROR if slow else ErrorCodes.NO_ERROR
+            )
+
+    def _read_deadline(self, started: float, config: ServerConfig) -> float:
+        """When the connection gives up waiting for the client: the preface and settings
+        within ``header_timeout``; a header block within ``header_timeout`` of its first
+        frame; ``keep_alive_timeout`` after the last stream while none is open."""
+        meter = self.adapter.meter
+        if meter.in_header_block:
+            if self._header_block_since is None:
+                self._header_block_since = trio.current_time()
+            return self._header_block_since + config.header_timeout
+        self._header_block_since = None
+        if self.active:
+            return math.inf
+        if self.adapter.requests == 0:
+            return started + config.header_timeout
+        return self.idle_since + config.keep_alive_timeout
+
+    def _dispatch(self, event: object) -> None:
+        if isinstance(event, BodyReceived):
+            exchange = self.exchanges.get(event.stream_id)
+            if exchange is None:  # a stream already over: its window reopens at once
+                self.adapter.consumed(event.stream_id, event.flow_length)
+            else:
+                exchange.feed(event.data, event.flow_length)
+        elif isinstance(event, RequestStarted):
+            self._start(event.stream_id, event.head, event.ended, None)
+        elif isinstance(event, BodyEnded):
+            exchange = self.exchanges.get(event.stream_id)
+            if exchange is not None:
+                exchange.feed_end()
+        elif isinstance(event, WindowOpened):
+            self._window_opened(event.stream_id)
+        elif isinstance(event, StreamReset):
+            exchange = self.exchanges.get(event.stream_id)
+            if exchange is not None:
+                exchange.peer_reset()
+        elif isinstance(event, RequestRefused):
+            head = RequestHead(event.method, b"/", "2", [], None)
+            self._start(event.stream_id, head, True, (event.status, event.message))
+        elif isinstance(event, PingAcked):
+            if event.data == _SHUTDOWN_PING:
+                self._ping_acked.set()
+        elif isinstance(event, PeerClosed):  # h2 cannot send after the client's GOAWAY
+            self._lost()
+
+    def _start(
+        self, stream_id: int, head: RequestHead, ended: bool, refusal: tuple[int, str] | None
+    ) -> None:
+        if self.active >= self.config.max_concurrent_streams:
+            self.adapter.refuse(stream_id)
+            return
+        if refusal is not None:
+            self.adapter.meter.charge()
+        exchange = HTTP2Exchange(self, stream_id, head, ended)
+        self.exchanges[stream_id] = exchange
+        self.active += 1
+        assert self._nursery is not None
+        self._nursery.start_soon(self._serve_stream, exchange, refusal)
+
+    async def _serve_stream(self, exchange: HTTP2Exchange, refusal: tuple[int, str] | None) -> None:
+        try:
+            if refusal is not None:
+                await exchange.send_error(*refusal)
+                return
+            with exchange.scope:
+                await serve_exchange(exchange, self.state)
+            if exchange.scope.cancelled_caught:
+                await answer_cancelled(exchange)
+        finally:
+            self._stream_done(exchange)
+
+    def _stream_done(self, exchange: HTTP2Exchange) -> None:
+        """A stream's task has returned: reset it if its response did not end (or its
+        request body is still coming), drop what is left of its body."""
+        stream_id = exchange.stream_id
+        del self.exchanges[stream_id]
+        self._window_waiters.discard(exchange)
+        self.active -= 1
+        adapter = self.adapter
+        if not self.peer_gone:
+            if not exchange.response_ended:  # aborted, or the client reset it
+                code = ErrorCodes.CANCEL if exchange.gone else ErrorCodes.INTERNAL_ERROR
+                adapter.reset(stream_id, code, charge=False)
+            elif adapter.remote_open(stream_id) and not self._drainable(exchange):
+                adapter.reset(stream_id, ErrorCodes.NO_ERROR, charge=False)  # RFC 9113 8.1
+            exchange.drop_body()
+            self.wake_writer()
+        if self.active == 0:
+            self.idle_since = trio.current_time()
+            self.state.connection_idle()
+            if self.adapter.goaway_last_id is not None:
+                self._read_scope.cancel()  # draining after a final GOAWAY: done
+            if self._no_streams is not None:
+                self._no_streams.set()
+
+    def _drainable(self, exchange: HTTP2Exchange) -> bool:
+        """Whether the rest of a request body the response did not wait for is small enough
+        (a declared remainder of at most ``max_drain_size``) to be read and dropped rather
+        than stopped with RST_STREAM(NO_ERROR), which some clients (httpx) report as an
+        error instead of returning the response."""
+        declared = exchange.head.content_length
+        if declared is None:
+            return False
+        return declared - exchange.body_fed <= self.config.max_drain_size
+
+    def _window_opened(self, stream_id: int) -> None:
+        if stream_id == 0:
+            waiters, self._window_waiters = self._window_waiters, set()
+            for exchange in waiters:
+                exchange.wake()
+            return
+        waiting = self.exchanges.get(stream_id)
+        if waiting is not None and waiting in self._window_waiters:
+            self._window_waiters.discard(waiting)
+            waiting.wake()
+
+    def wait_for_window(self, exchange: HTTP2Exchange) -> None:
+        """``exchange`` is about to wait for a send window (woken by a WINDOW_UPDATE)."""
+        self._window_waiters.add(exchange)
+
+    def _lost(self) -> None:
+        """The peer is gone: every stream's handler is cancelled (``cancel_on_disconnect``),
+        every wait ends."""
+        if self.peer_gone:
+            return
+        self.peer_gone = True
+        for exchange in self.exchanges.values():
+            exchange.peer_reset()
+        self._writable.unpark_all()
+        self._read_scope.cancel()
+
+    # -- writing ------------------------------------------------------------------------------------
+    def wake_writer(self) -> None:
+        self._write_wanted.set()
+
+    async def until_writable(self, exchange: HTTP2Exchange) -> None:
+        """Return once the output queue is back under its bound (within ``send_timeout``, a
+        deadline on the exchange's scope). Raises ``ExchangeGone`` for a lost connection."""
+        if self.adapter.pending <= self.output_bound:
+            return
+        exchange.scope.deadline = trio.current_time() + self.config.send_timeout
+        while self.adapter.pending > self.output_bound and not self.peer_gone:
+            await self._writable.park()
+
+    async def _write_loop(self) -> None:
+        """Write whatever is queued, one write per wake-up (frames of every stream together);
+        a write that takes longer than ``send_timeout`` loses the connection."""
+        adapter = self.adapter
+        with trio.CancelScope() as scope:
+            while True:
+                await self._write_wanted.wait()
+                self._write_wanted = trio.Event()
+                data = adapter.data_to_send()
+                if not data:
+                    continue
+                scope.deadline = trio.current_time() + self.config.send_timeout
+                self._writing = True
+                try:
+                    await self.stream.send_all(data)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    break
+                finally:
+                    self._writing = False
+                scope.deadline = math.inf
+                self._writable.unpark_all()  # senders, the reader and _flush check again
+        if not self.peer_gone:
+            log.debug("HTTP/2 connection to %s: a write failed or timed out", self._peer())
+        self._lost()
+
+    async def _flush(self) -> None:
+        """Let the writer write what is still queued (the last GOAWAY), within
+        ``send_timeout``."""
+        with trio.move_on_after(self.config.send_timeout):
+            while not self.peer_gone and (self.adapter.pending or self._writing):
+                self.wake_writer()
+                await self._writable.park()
+
+    async def _wait_streams(self) -> None:
+        """Reading is over: cancel the streams still in progress (they answer what they still
+        can: 503 at shutdown) unless a graceful GOAWAY let them finish, and wait for them.
+        After an error GOAWAY nothing more is written for them."""
+        if self.active and self.adapter.closed:
+            for exchange in self.exchanges.values():
+                exchange.gone = True
+        for exchange in list(self.exchanges.values()):
+            exchange.scope.cancel()
+        while self.active:
+            self._no_streams = trio.Event()
+            await self._no_streams.wait()
+
+    def _peer(self) -> str:
+        from .streams import format_peer
+
+        return format_peer(self.client)

@@ -1,0 +1,275 @@
+"""``HTTP2Exchange``: one stream of an HTTP/2 connection as an ``Exchange``, and the byte
+channel a WebSocket runs over after an extended CONNECT (RFC 8441).
+
+The request body arrives in the stream's buffer (bounded by the stream's flow-control window,
+which reopens only as ``receive_body`` takes from it). Response bytes go out as the peer's
+windows allow, queued on the connection's adapter and written by the connection's one writer;
+a sender waits while that queue is over its bound. Waits are bounded by ``body_timeout`` and
+``send_timeout`` as deadlines on the exchange's own cancel scope: they cancel this stream's
+handler only. A stream the client resets cancels its handler (with ``cancel_on_disconnect``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from contextlib import suppress
+from typing import TYPE_CHECKING
+
+import h2.exceptions
+import trio
+
+from .._errors import Error, error_body
+from .clock import http_date
+from .exchange import Exchange, ExchangeGone
+
+if TYPE_CHECKING:
+    from .._protocol.request_head import RequestHead
+    from .http2 import HTTP2Connection
+
+__all__ = ["HTTP2Exchange"]
+
+Header = tuple[bytes, bytes]
+
+_JSON = (b"content-type", b"application/json")
+
+
+class HTTP2Exchange(Exchange):
+    """Stream ``stream_id`` of ``connection``, served by ``serve_exchange`` inside ``scope``
+    (its own). ``body_ended``: the request came without a body."""
+
+    def __init__(
+        self,
+        connection: HTTP2Connection,
+        stream_id: int,
+        head: RequestHead,
+        body_ended: bool,
+    ) -> None:
+        super().__init__(
+            head, connection.client, connection.scheme, connection.tls, trio.CancelScope()
+        )
+        self.connection = connection
+        self.stream_id = stream_id
+        self._body: deque[tuple[bytes, int]] = deque()
+        self._buffered = 0  # window bytes in ``_body``
+        self.body_fed = 0  # body bytes received so far
+        self.body_ended = body_ended
+        #: the client reset the stream, or the connection is gone
+        self.gone = False
+        #: the response has been queued in full
+        self.response_ended = False
+        self._waiting_for_body = False
+        self._wakeup: trio.Event | None = None  # set by body data, a window, a reset
+
+    # -- what the connection's reader feeds --------------------------------------------------
+    def feed(self, data: bytes, flow_length: int) -> None:
+        if data:
+            self._body.append((data, flow_length))
+            self._buffered += flow_length
+            self.body_fed += len(data)
+        elif flow_length:  # padding only: nothing to hand over, the window reopens now
+            self.connection.adapter.consumed(self.stream_id, flow_length)
+        self.wake()
+
+    def feed_end(self) -> None:
+        self.body_ended = True
+        self.wake()
+
+    def peer_reset(self) -> None:
+        """The client reset the stream (or the connection is lost)."""
+        self.gone = True
+        if self.connection.config.cancel_on_disconnect:
+            self.scope.cancel()
+        self.wake()
+
+    def wake(self) -> None:
+        if self._wakeup is not None:
+            self._wakeup.set()
+            self._wakeup = None
+
+    async def _wait(self) -> None:
+        self._wakeup = trio.Event()
+        await self._wakeup.wait()
+
+    def drop_body(self) -> None:
+        """Drop what is buffered of the body (the stream is over): its window reopens."""
+        if self._buffered:
+            self.connection.adapter.consumed(self.stream_id, self._buffered)
+        self._body.clear()
+        self._buffered = 0
+
+    # -- the request body -----------------------------------------------------------------------
+    async def receive_body(self) -> bytes:
+        """The next piece of the body, ``b""`` at its end. A client that stalls longer than
+        ``body_timeout`` cancels the exchange (answered 408); a reset stream is ``Error``
+        400. Cancellation: a checkpoint when it must wait."""
+        if not self._body:
+            if self.body_ended:
+                return b""
+            self._waiting_for_body = True
+            self.scope.deadline = trio.current_time() + self.connection.config.body_timeout
+            while not self._body and not self.body_ended and not self.gone:
+                await self._wait()
+            self.scope.deadline = math.inf
+            self._waiting_for_body = False
+            if not self._body:
+                if self.gone:
+                    raise Error(400, "the client reset the stream")
+                return b""
+        data, flow_length = self._body.popleft()
+        self._buffered -= flow_length
+        self.connection.adapter.consumed(self.stream_id, flow_length)
+        self.connection.wake_writer()
+        return data
+
+    # -- the response ---------------------------------------------------------------------------
+    async def send_response(self, status: int, headers: list[Header], body: bytes) -> None:
+        self._check_open()
+        self.response_started = True
+        adapter = self.connection.adapter
+        try:
+            adapter.send_headers(self.stream_id, status, headers, end=not body)
+        except h2.exceptions.ProtocolError:
+            raise ExchangeGone from None
+        if body:
+            await self._send(body, end=True)
+        else:
+            self._ended()
+        await self.connection.until_writable(self)
+
+    async def send_head(self, status: int, headers: list[Header]) -> None:
+        self._check_open()
+        self.response_started = True
+        try:
+            self.connection.adapter.send_headers(self.stream_id, status, headers, end=False)
+        except h2.exceptions.ProtocolError:
+            raise ExchangeGone from None
+        self.connection.wake_writer()
+
+    async def send_data(self, data: bytes) -> None:
+        await self._send(data, end=False)
+        await self.connection.until_writable(self)
+        self.scope.deadline = math.inf  # the next chunk may take any time
+
+    async def send_end(self) -> None:
+        self._check_open()
+        try:
+            self.connection.adapter.end_stream(self.stream_id)
+        except h2.exceptions.ProtocolError:
+            raise ExchangeGone from None
+        self._ended()
+
+    async def send_error(self, status: int, message: str) -> None:
+        if self.gone or self.response_started:
+            return
+        headers = [_JSON, (b"date", http_date())]
+        body = error_body(status, message)
+        headers.append((b"content-length", b"%d" % len(body)))
+        with trio.move_on_after(self.connection.config.send_timeout), suppress(ExchangeGone):
+            await self.send_response(status, headers, body)
+
+    async def _send(self, data: bytes, *, end: bool) -> None:
+        """Queue ``data`` as DATA frames as the windows open (``end``: the last one ends the
+        stream), within ``send_timeout`` for each wait."""
+        adapter = self.connection.adapter
+        view = memoryview(data)
+        timeout = self.connection.config.send_timeout
+        while True:
+            self._check_open()
+            window = adapter.send_window(self.stream_id)
+            if window <= 0 and view:
+                self.scope.deadline = trio.current_time() + timeout
+                self.connection.wait_for_window(self)
+                await self._wait()
+                continue
+            piece, view = view[:window], view[window:]
+            last = end and not view
+            try:
+                adapter.send_data(self.stream_id, piece, end=last)
+            except h2.exceptions.ProtocolError:
+                raise ExchangeGone from None
+            self.connection.wake_writer()
+            if not view:
+                break
+            if adapter.pending > self.connection.output_bound:
+                await self.connection.until_writable(self)
+        if end:
+            self._ended()
+
+    def _check_open(self) -> None:
+        if self.gone:
+            raise ExchangeGone
+
+    def _ended(self) -> None:
+        self.response_ended = True
+        self.connection.adapter.response_done()
+        self.connection.wake_writer()
+
+    # -- a protocol switch (RFC 8441) ----------------------------------------------------------
+    async def upgrade(self, headers: list[Header]) -> trio.abc.Stream:
+        """Answer the extended CONNECT with ``200`` and ``headers``; the stream's DATA frames
+        carry the new protocol from here on."""
+        await self.send_head(200, headers)
+        self.scope.deadline = math.inf
+        return _StreamChannel(self)
+
+    # -- endings ---------------------------------------------------------------------------------
+    def cancel_answer(self) -> tuple[int, str] | None:
+        if self.gone or self.response_started:
+            return None
+        if self.connection.stop_reason is not None:
+            return (503, self.connection.stop_reason)
+        if self._waiting_for_body:
+            return (408, "request body timed out")
+        return None
+
+    def refuse_body(self) -> None:
+        pass  # the rest of the body is reset away when the exchange ends (RST_STREAM NO_ERROR)
+
+    def abort(self) -> None:
+        pass  # an exchange whose response did not end is reset when it ends (connection)
+
+
+class _StreamChannel(trio.abc.Stream):
+    """A stream's DATA frames as a byte stream, for a WebSocket over HTTP/2. Waits have no
+    deadline of their own (the WebSocket session bounds its writes); a reset stream is
+    ``trio.BrokenResourceError`` to a sender, the end of the stream to a reader."""
+
+    def __init__(self, exchange: HTTP2Exchange) -> None:
+        self._exchange = exchange
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        exchange = self._exchange
+        try:
+            await exchange._send(bytes(data), end=False)
+            await exchange.connection.until_writable(exchange)
+        except ExchangeGone:
+            raise trio.BrokenResourceError("the stream was reset") from None
+        finally:
+            exchange.scope.deadline = math.inf
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        exchange = self._exchange
+        while not exchange._body and not exchange.body_ended and not exchange.gone:
+            await exchange._wait()
+        if not exchange._body:
+            await trio.lowlevel.checkpoint()
+            return b""
+        data, flow_length = exchange._body.popleft()
+        exchange._buffered -= flow_length
+        exchange.connection.adapter.consumed(exchange.stream_id, flow_length)
+        exchange.connection.wake_writer()
+        return data
+
+    async def aclose(self) -> None:
+        exchange = self._exchange
+        if not exchange.gone and not exchange.response_ended:
+            try:
+                exchange.connection.adapter.end_stream(exchange.stream_id)
+                exchange._ended()
+            except h2.exceptions.ProtocolError:
+                pass
+        await trio.lowlevel.checkpoint()
