@@ -168,11 +168,7 @@ class App:
         cancellation (the handler's state is whatever it left): every failure becomes an
         error response that the middleware has seen. An accepted WebSocket upgrade is a
         ``WebSocketAccept`` (101) the server acts on."""
-        if (
-            self._has_websockets
-            and request.method == "GET"
-            and is_websocket_upgrade(b"GET", request.headers.raw)
-        ):
+        if self._has_websockets and _asks_for_websocket(request):
             found = self._table.match(WEBSOCKET, request.uri.raw_path)
             if type(found) is Found:
                 request.params = found.params
@@ -242,6 +238,13 @@ class App:
         if type(match) is BadPath:
             raise Error.bad_request(match.message)
         raise AssertionError(f"unknown route match {match!r}")  # pragma: no cover
+
+
+def _asks_for_websocket(request: Request) -> bool:
+    """An HTTP/1.1 upgrade to WebSocket, or an HTTP/2 extended CONNECT for one (RFC 8441)."""
+    if request.method == "GET":
+        return is_websocket_upgrade(b"GET", request.headers.raw)
+    return request.method == "CONNECT" and request.connect_protocol == "websocket"
 
 
 def _require_wsproto(pattern: str) -> None:

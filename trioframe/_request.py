@@ -150,6 +150,9 @@ class Request:
     content_length: int | None = attrs.field(default=None, repr=False)
     #: What TLS negotiated (``None`` on plain HTTP): version, ALPN protocol, client certificate.
     tls: TLSInfo | None = attrs.field(default=None, repr=False)
+    #: The ``:protocol`` of an HTTP/2 extended CONNECT (RFC 8441): ``"websocket"`` for a
+    #: WebSocket opened over HTTP/2 (``method`` is then ``CONNECT``); ``None`` otherwise.
+    connect_protocol: str | None = attrs.field(default=None, repr=False)
 
     @functools.cached_property
     def query_pairs(self) -> list[tuple[str, str]]:

@@ -81,12 +81,10 @@ class HTTP2Limits:
 # -- events -----------------------------------------------------------------------------------
 @attrs.frozen
 class RequestStarted:
-    """A request head arrived on a new stream. ``protocol`` is the ``:protocol`` of an
-    extended CONNECT (RFC 8441); ``ended``: no body follows."""
+    """A request head arrived on a new stream; ``ended``: no body follows."""
 
     stream_id: int
     head: RequestHead
-    protocol: str | None
     ended: bool
 
 
@@ -329,7 +327,7 @@ class HTTP2Adapter:
             return
         self.requests += 1
         try:
-            head, protocol = read_request_head(
+            head = read_request_head(
                 event.headers,
                 max_header_count=self.limits.max_header_count,
                 max_header_list_size=self.limits.max_header_list_size,
@@ -339,7 +337,7 @@ class HTTP2Adapter:
             method = dict(event.headers).get(b":method", b"GET")
             events.append(RequestRefused(stream_id, exc.status, exc.message, method))
         else:
-            events.append(RequestStarted(stream_id, head, protocol, ended))
+            events.append(RequestStarted(stream_id, head, ended))
         if self.requests == self.limits.max_requests:
             self.send_goaway(stream_id)
 

@@ -44,9 +44,9 @@ def read_request_head(
     max_header_count: int,
     max_header_list_size: int,
     connect_protocol: bool,
-) -> tuple[RequestHead, str | None]:
-    """Validate a decoded request head; return it as a ``RequestHead`` (version ``"2"``) and
-    its ``:protocol`` (RFC 8441 extended CONNECT, ``None`` for any other request).
+) -> RequestHead:
+    """Validate a decoded request head; return it as a ``RequestHead`` (version ``"2"``; its
+    ``protocol`` is the ``:protocol`` of an RFC 8441 extended CONNECT).
 
     ``max_header_list_size`` is measured as SETTINGS_MAX_HEADER_LIST_SIZE is (name + value +
     32 per field); ``connect_protocol`` says whether the server announced extended CONNECT.
@@ -101,7 +101,8 @@ def read_request_head(
         version="2",
         headers=fields,
         content_length=_content_length(fields),
-    ), None if protocol is None else protocol.decode("latin-1")
+        protocol=None if protocol is None else protocol.decode("latin-1"),
+    )
 
 
 def _with_host(fields: list[Header], authority: bytes | None) -> list[Header]:

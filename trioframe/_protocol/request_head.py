@@ -13,7 +13,8 @@ class RequestHead:
     ``target`` is the request target (``/path?query`` or absolute-form); ``version`` is
     ``"1.0"``, ``"1.1"`` or ``"2"``. ``content_length`` is the declared body length (``None``:
     not declared). ``chunked`` and ``expects_continue`` are HTTP/1.1 framing facts (a chunked
-    body; ``Expect: 100-continue``), false on other protocols."""
+    body; ``Expect: 100-continue``), false on other protocols. ``protocol`` is the ``:protocol``
+    of an HTTP/2 extended CONNECT (RFC 8441: ``"websocket"``), ``None`` otherwise."""
 
     method: bytes
     target: bytes
@@ -22,3 +23,4 @@ class RequestHead:
     content_length: int | None
     chunked: bool = False
     expects_continue: bool = False
+    protocol: str | None = None

@@ -49,30 +49,27 @@ def is_websocket_upgrade(method: bytes, headers: Sequence[tuple[bytes, bytes]]) 
 
 @attrs.frozen
 class Handshake:
-    """What the client asked for: its key, the subprotocols it offers (in its order), the
-    extensions it offers (raw), and its ``Origin`` (``None`` when absent)."""
+    """What the client asked for: its key (``None`` over HTTP/2, where RFC 8441 uses none),
+    the subprotocols it offers (in its order), the extensions it offers (raw), and its
+    ``Origin`` (``None`` when absent)."""
 
-    key: str
+    key: str | None
     subprotocols: tuple[str, ...]
     extensions: tuple[str, ...]
     origin: str | None
 
 
-def read_handshake(headers: Sequence[tuple[bytes, bytes]]) -> Handshake:
+def read_handshake(
+    headers: Sequence[tuple[bytes, bytes]], *, extended_connect: bool = False
+) -> Handshake:
     """Validate an upgrade request's headers. An unsupported ``Sec-WebSocket-Version`` is a
-    426 (the answer names version 13); a missing or malformed key is a 400."""
+    426 (the answer names version 13); a missing or malformed key is a 400.
+    ``extended_connect``: an HTTP/2 extended CONNECT (RFC 8441 section 5), which carries no
+    key."""
     versions = _values(headers, b"sec-websocket-version")
     if [v.strip() for v in versions] != [SUPPORTED_VERSION]:
         raise ProtocolError(426, "unsupported WebSocket version (13 is supported)")
-    keys = _values(headers, b"sec-websocket-key")
-    if len(keys) != 1:
-        raise ProtocolError(400, "WebSocket upgrade without one Sec-WebSocket-Key")
-    key = keys[0].strip()
-    try:
-        if len(base64.b64decode(key, validate=True)) != 16:
-            raise ValueError
-    except (ValueError, binascii.Error):
-        raise ProtocolError(400, "malformed Sec-WebSocket-Key") from None
+    key = None if extended_connect else _read_key(headers)
     protocols = tuple(
         t.strip() for v in _values(headers, b"sec-websocket-protocol") for t in v.split(",")
     )
@@ -83,6 +80,19 @@ def read_handshake(headers: Sequence[tuple[bytes, bytes]]) -> Handshake:
         extensions=tuple(_values(headers, b"sec-websocket-extensions")),
         origin=origins[0] if origins else None,
     )
+
+
+def _read_key(headers: Sequence[tuple[bytes, bytes]]) -> str:
+    keys = _values(headers, b"sec-websocket-key")
+    if len(keys) != 1:
+        raise ProtocolError(400, "WebSocket upgrade without one Sec-WebSocket-Key")
+    key = keys[0].strip()
+    try:
+        if len(base64.b64decode(key, validate=True)) != 16:
+            raise ValueError
+    except (ValueError, binascii.Error):
+        raise ProtocolError(400, "malformed Sec-WebSocket-Key") from None
+    return key
 
 
 def accept_token(key: str) -> str:
@@ -97,12 +107,16 @@ def choose_subprotocol(offered: Sequence[str], supported: Sequence[str]) -> str 
 
 
 def accept_headers(handshake: Handshake, subprotocol: str | None) -> list[tuple[bytes, bytes]]:
-    """The headers of the ``101 Switching Protocols`` answer."""
-    headers = [
-        (b"upgrade", b"websocket"),
-        (b"connection", b"Upgrade"),
-        (b"sec-websocket-accept", accept_token(handshake.key).encode("ascii")),
-    ]
+    """The headers of the answer: ``101 Switching Protocols`` over HTTP/1.1, the ``200`` to an
+    extended CONNECT over HTTP/2 (no key, so no ``Sec-WebSocket-Accept``, and no hop-by-hop
+    ``Upgrade``/``Connection``)."""
+    headers = []
+    if handshake.key is not None:
+        headers += [
+            (b"upgrade", b"websocket"),
+            (b"connection", b"Upgrade"),
+            (b"sec-websocket-accept", accept_token(handshake.key).encode("ascii")),
+        ]
     if subprotocol is not None:
         headers.append((b"sec-websocket-protocol", subprotocol.encode("latin-1")))
     return headers

@@ -157,6 +157,7 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> None:
         ),
         content_length=head.content_length,
         tls=exchange.tls,
+        connect_protocol=head.protocol,
     )
     try:
         response = await state.app.handle(request)

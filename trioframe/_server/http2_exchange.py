@@ -76,9 +76,11 @@ class HTTP2Exchange(Exchange):
         self.wake()
 
     def peer_reset(self) -> None:
-        """The client reset the stream (or the connection is lost)."""
+        """The client reset the stream (or the connection is lost): the handler is cancelled
+        (``cancel_on_disconnect``); a WebSocket session sees the end of its stream instead and
+        closes as it does on HTTP/1.1."""
         self.gone = True
-        if self.connection.config.cancel_on_disconnect:
+        if self.connection.config.cancel_on_disconnect and self.websocket is None:
             self.scope.cancel()
         self.wake()
 

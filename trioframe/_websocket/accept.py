@@ -76,20 +76,21 @@ def _origin_allowed(origin: str | None, allowed: tuple[str, ...] | None) -> bool
 def check_upgrade(
     request: Request, allowed_origins: tuple[str, ...] | None, subprotocols: tuple[str, ...] = ()
 ) -> Handshake:
-    """Validate an upgrade request for a WebSocket route: HTTP/1.1, no body, a valid key and
-    version (400 / 426), an ``Origin`` in ``allowed_origins`` when that list is set (403), and
+    """Validate an upgrade request for a WebSocket route: HTTP/1.1 with no body and a valid
+    key, or an HTTP/2 extended CONNECT (RFC 8441); version 13 (400 / 426), an ``Origin`` in ``allowed_origins`` when that list is set (403), and
     a subprotocol in common when the route speaks ``subprotocols`` and the client offers some
     (400 naming the route's: a browser fails a connection whose 101 picks none of its offer).
     A request without ``Origin`` passes the origin check: only browsers send it, and it is
     browsers the check protects against (cross-site WebSocket hijacking). A client that offers
     no subprotocol, or a route that speaks none, passes the subprotocol check (the handler
     then sees ``subprotocol`` ``None``)."""
-    if request.version != "1.1":
-        raise Error.bad_request("a WebSocket upgrade needs HTTP/1.1")
+    extended_connect = request.version == "2"
+    if not extended_connect and request.version != "1.1":
+        raise Error.bad_request("a WebSocket upgrade needs HTTP/1.1 or HTTP/2")
     if request.content_length or "transfer-encoding" in request.headers:
         raise Error.bad_request("a WebSocket upgrade request has no body")
     try:
-        handshake = read_handshake(request.headers.raw)
+        handshake = read_handshake(request.headers.raw, extended_connect=extended_connect)
     except ProtocolError as exc:
         headers = {"sec-websocket-version": "13"} if exc.status == 426 else None
         raise Error(exc.status, exc.message, headers=headers) from None
