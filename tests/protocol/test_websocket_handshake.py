@@ -53,6 +53,18 @@ def test_a_valid_handshake() -> None:
     ]
 
 
+def test_an_extended_connect_handshake_has_no_key_and_no_key_answer() -> None:
+    # RFC 8441 section 5: over HTTP/2 neither Sec-WebSocket-Key nor -Accept is used, and
+    # Upgrade/Connection cannot be sent
+    headers = [(b"sec-websocket-version", b"13"), (b"sec-websocket-protocol", b"chat")]
+    handshake = read_handshake(headers, extended_connect=True)
+    assert handshake.key is None
+    assert accept_headers(handshake, "chat") == [(b"sec-websocket-protocol", b"chat")]
+    with pytest.raises(ProtocolError) as info:
+        read_handshake([(b"sec-websocket-version", b"12")], extended_connect=True)
+    assert info.value.status == 426
+
+
 @pytest.mark.parametrize(
     ("change", "status"),
     [
