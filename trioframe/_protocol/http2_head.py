@@ -78,8 +78,6 @@ def read_request_head(
             fields.append((name, value))
     if size > max_header_list_size:
         raise MalformedHead(431, "request header list too large")
-    if len(fields) + min(len(cookies), 1) > max_header_count:
-        raise MalformedHead(431, "too many header fields")
     if cookies:
         fields.append((b"cookie", b"; ".join(cookies)))
     method, protocol = pseudo.get(b":method"), pseudo.get(b":protocol")
@@ -95,6 +93,8 @@ def read_request_head(
     if not path.startswith(b"/") and not (path == b"*" and method == b"OPTIONS"):
         raise MalformedHead(400, ":path must be an absolute path")
     fields = _with_host(fields, pseudo.get(b":authority"))
+    if len(fields) > max_header_count:  # counted as HTTP/1.1 would: Host and one Cookie
+        raise MalformedHead(431, "too many header fields")
     return RequestHead(
         method=method,
         target=path,

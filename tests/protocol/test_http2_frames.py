@@ -1,0 +1,135 @@
+"""The HTTP/2 frame meter: which frames count as overhead or work, the flood rule at N-1, N
+and N+1, header blocks bounded in frames and bytes, and frame headers split across reads."""
+
+from __future__ import annotations
+
+import pytest
+
+from trioframe._protocol.http2_frames import (
+    CONTINUATION,
+    DATA,
+    HEADERS,
+    PING,
+    PRIORITY,
+    RST_STREAM,
+    SETTINGS,
+    WINDOW_UPDATE,
+    Flood,
+    FrameMeter,
+)
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+END_STREAM = ACK = 0x1
+END_HEADERS = 0x4
+
+
+def frame(kind: int, flags: int = 0, payload: bytes = b"", stream_id: int = 1) -> bytes:
+    return (
+        len(payload).to_bytes(3, "big")
+        + bytes([kind, flags])
+        + stream_id.to_bytes(4, "big")
+        + payload
+    )
+
+
+def meter(allowance: int = 10, continuations: int = 3, block: int = 100) -> FrameMeter:
+    m = FrameMeter(allowance=allowance, max_continuation_frames=continuations, max_block_size=block)
+    m.scan(PREFACE + frame(SETTINGS, stream_id=0) + frame(SETTINGS, ACK, stream_id=0))
+    return m
+
+
+@pytest.mark.parametrize(
+    "overhead",
+    [
+        frame(PING, payload=bytes(8), stream_id=0),
+        frame(PING, ACK, payload=bytes(8), stream_id=0),
+        frame(SETTINGS, stream_id=0),
+        frame(SETTINGS, ACK, stream_id=0),
+        frame(WINDOW_UPDATE, payload=(1).to_bytes(4, "big")),
+        frame(PRIORITY, payload=bytes(5)),
+        frame(RST_STREAM, payload=bytes(4)),
+        frame(DATA),  # empty, not ending the stream
+        frame(0xFA, payload=b"xyz"),  # an unknown type
+    ],
+)
+def test_frames_that_do_no_work_are_overhead(overhead: bytes) -> None:
+    m = meter()
+    m.scan(overhead)
+    assert (m.overhead, m.work) == (1, 0)
+
+
+def test_the_first_settings_and_its_ack_are_free_and_work_is_counted() -> None:
+    m = meter()
+    assert (m.overhead, m.work) == (0, 0)
+    m.scan(frame(DATA, payload=b"abc") + frame(DATA, END_STREAM) + frame(HEADERS, END_HEADERS))
+    assert (m.overhead, m.work) == (0, 1)  # the empty DATA ending a stream is no overhead
+
+
+def test_the_flood_rule_at_n_minus_1_n_and_n_plus_1() -> None:
+    ping = frame(PING, payload=bytes(8), stream_id=0)
+    m = meter(allowance=10)
+    m.scan(ping * 9)
+    m.scan(ping)  # 10 = the allowance: still fine
+    with pytest.raises(Flood):
+        m.scan(ping)  # 11
+
+
+def test_work_buys_twice_its_weight_in_overhead() -> None:
+    ping = frame(PING, payload=bytes(8), stream_id=0)
+    m = meter(allowance=10)
+    m.credit()
+    m.credit()
+    m.scan(ping * 14)  # 10 + 2 * 2
+    with pytest.raises(Flood):
+        m.scan(ping)
+
+
+def test_server_resets_are_judged_at_the_next_check() -> None:
+    m = meter(allowance=2)
+    for _ in range(3):
+        m.charge()
+    with pytest.raises(Flood):
+        m.check()
+
+
+def test_frame_headers_split_across_reads_are_read_whole() -> None:
+    data = frame(PING, payload=bytes(8), stream_id=0) * 3
+    m = meter()
+    for byte in data:
+        m.scan(bytes([byte]))
+    assert m.overhead == 3
+
+
+def test_payloads_are_skipped_not_parsed() -> None:
+    m = meter()
+    payload = frame(PING, payload=bytes(8), stream_id=0) * 5  # looks like frames, is data
+    m.scan(frame(DATA, payload=payload))
+    assert (m.overhead, m.work) == (0, 1)
+
+
+def test_continuation_frames_at_n_minus_1_n_and_n_plus_1() -> None:
+    for count in (2, 3):
+        m = meter(continuations=3)
+        m.scan(frame(HEADERS, payload=b"a"))
+        m.scan(frame(CONTINUATION, payload=b"b") * (count - 1))
+        m.scan(frame(CONTINUATION, END_HEADERS, payload=b"c"))
+        assert not m.in_header_block
+    m = meter(continuations=3)
+    m.scan(frame(HEADERS, payload=b"a") + frame(CONTINUATION, payload=b"b") * 3)
+    assert m.in_header_block
+    with pytest.raises(Flood, match="more than 3 frames"):
+        m.scan(frame(CONTINUATION, END_HEADERS, payload=b"c"))
+
+
+def test_header_block_size_at_n_minus_1_n_and_n_plus_1() -> None:
+    for size in (99, 100):
+        m = meter(block=100)
+        m.scan(
+            frame(HEADERS, payload=bytes(50))
+            + frame(CONTINUATION, END_HEADERS, payload=bytes(size - 50))
+        )
+    m = meter(block=100)
+    with pytest.raises(Flood, match="larger than 100 bytes"):
+        m.scan(
+            frame(HEADERS, payload=bytes(50)) + frame(CONTINUATION, END_HEADERS, payload=bytes(51))
+        )
