@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 import pathlib
+from typing import Any
 
 import attrs
 import pytest
@@ -68,3 +70,21 @@ async def test_tls_files_that_cannot_be_loaded_fail_at_startup(tmp_path: pathlib
     with pytest.raises(ConfigurationError, match="cannot load the TLS certificate or key"):
         async with TestClient(Router().get("/", ok), config):
             pass
+
+
+async def test_http2_without_h2_installed_fails_at_startup(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real_import = builtins.__import__
+
+    def without_h2(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "h2" or name.startswith("h2."):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_h2)
+    with pytest.raises(ConfigurationError, match=r"pip install 'trioframe\[http2\]'"):
+        async with TestClient(Router().get("/", ok), ServerConfig(http2=True)):
+            pass
+    async with TestClient(Router().get("/", ok)) as client:  # HTTP/1.1 needs no h2
+        assert (await client.get("/")).status_code == 200

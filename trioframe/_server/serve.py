@@ -63,6 +63,8 @@ class Server:
     def _prepare(self) -> ServingState:
         if self._state is None:
             _refuse_unbuilt_features(self.config)
+            if self.config.http2:
+                _require_h2()
             config = self.config
             websocket = WebSocketPolicy(
                 allowed_origins=config.websocket_allowed_origins,
@@ -272,6 +274,14 @@ def _refuse_unbuilt_features(config: ServerConfig) -> None:
     asked = [name for name, wanted in unbuilt.items() if wanted]
     if asked:
         raise ConfigurationError(f"not available in this version yet: {', '.join(asked)}")
+
+
+def _require_h2() -> None:
+    """HTTP/2 needs the ``http2`` extra: say so at startup, not at the first connection."""
+    try:
+        import h2  # noqa: F401
+    except ImportError:
+        raise ConfigurationError("http2=True needs h2: pip install 'trioframe[http2]'") from None
 
 
 def _sockname(listener: trio.SocketListener) -> tuple[str, int]:
