@@ -183,3 +183,19 @@ async def test_a_stream_id_lower_than_one_already_opened_is_a_connection_error(
         await peer.closed()
         assert [(g.last_stream_id, g.error_code) for g in peer.goaways] == [(5, PROTOCOL_ERROR)]
         assert 3 not in peer.streams
+
+
+async def test_a_connection_error_while_a_handler_runs_still_sends_its_goaway(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # Regression: the stream's end used to reset it through h2 after h2 had closed the
+    # connection; h2 raised, the connection's tasks crashed and the GOAWAY was never written.
+    lab = Lab()
+    async with h2_server(router(lab)) as (server, nursery):
+        peer = await connect(server, nursery)
+        await peer.request(1, b"POST", b"/wait/a", body=b"x" * 1000, end=False)
+        await lab.started["a"].wait()
+        await peer.send(data_frame(7, b"abc", end=True))  # a stream never opened
+        await peer.closed()
+        assert [(g.last_stream_id, g.error_code) for g in peer.goaways] == [(1, PROTOCOL_ERROR)]
+        assert lab.cancelled == ["a"]

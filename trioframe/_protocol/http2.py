@@ -389,9 +389,10 @@ class HTTP2Adapter:
 
     def reset(self, stream_id: int, code: ErrorCodes, *, charge: bool = True) -> None:
         """Reset a stream that is still open; ``charge``: it counts against the flood
-        allowance (a stream the server had to refuse or abandon)."""
+        allowance (a stream the server had to refuse or abandon). Nothing after an error
+        GOAWAY (h2 refuses any frame once it has closed the connection)."""
         stream = self._h2.streams.get(stream_id)
-        if stream is not None and not stream.closed:
+        if stream is not None and not stream.closed and not self.closed:
             self._h2.reset_stream(stream_id, code)
         if charge:
             self.meter.charge()
@@ -404,8 +405,8 @@ class HTTP2Adapter:
     def consumed(self, stream_id: int, flow_length: int) -> None:
         """The handler read (or the server dropped) ``flow_length`` window bytes of the
         stream's body: the stream and connection windows reopen by that much (WINDOW_UPDATE
-        once half a window is due)."""
-        if flow_length:
+        once half a window is due); nothing after an error GOAWAY."""
+        if flow_length and not self.closed:
             self._h2.acknowledge_received_data(flow_length, stream_id)
 
     def refuse(self, stream_id: int) -> None:
