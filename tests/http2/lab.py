@@ -4,6 +4,7 @@
 
 - ``/wait/NAME``: blocks until ``release(NAME)``; records ``NAME`` in ``cancelled`` if it is
   cancelled instead;
+- ``/late/NAME``: answers 1000 bytes once ``release(NAME)``;
 - ``/hold/NAME``: reads nothing until ``release(NAME)``, then reads the whole body;
 - ``/pace/NAME``: reads one body chunk per ``allow(NAME)``; ``read[NAME]`` counts the bytes;
 - ``/info``: reads the body, answers the request's version, method, target, Host, body size;
@@ -54,6 +55,10 @@ class Lab:
                 self.started[name].set()
                 await self.released[name].wait()
                 return Response.text(f"released {name}")
+            if kind == "late":
+                self.started[name].set()
+                await self.released[name].wait()
+                return Response(200, b"x" * 1000)
             if kind == "hold":
                 self.started[name].set()
                 await self.released[name].wait()

@@ -203,7 +203,7 @@ class RawPeer:
         view = body
         while True:
             allowed = min(self.connection_window, self.stream_window(stream_id), 16384)
-            if allowed <= 0:
+            if allowed <= 0 and view:
                 await self.until(
                     lambda: min(self.connection_window, self.stream_window(stream_id)) > 0
                 )
@@ -434,11 +434,11 @@ async def connect(
     auto_ack: bool = True,
     auto_window: bool = True,
 ) -> RawPeer:
-    """A ``RawPeer`` on a new in-memory connection, its preface and SETTINGS sent and the
-    server's SETTINGS read."""
+    """A ``RawPeer`` on a new in-memory connection, its preface and SETTINGS sent, the
+    server's SETTINGS and connection WINDOW_UPDATE read, and our SETTINGS acknowledged."""
     peer = RawPeer(memory_stream(server, nursery), auto_ack=auto_ack, auto_window=auto_window)
     await peer.start(settings)
-    await peer.until(lambda: bool(peer.frames) and isinstance(peer.frames[0], SettingsFrame))
+    await peer.until(lambda: peer.settings_acks > 0)  # after the server's SETTINGS and window
     return peer
 
 
