@@ -152,13 +152,19 @@ class RawPeer:
         self.connection_window = 65535
         self.stream_windows: dict[int, int] = {}
         self.eof = False
+        self.send_failed = False
         #: how long a wait for the server may take (virtual seconds under ``MockClock``)
         self.patience = 600.0
         self._block: tuple[int, int, bytearray] | None = None  # stream, flags, fragments
 
     # -- writing -----------------------------------------------------------------------
     async def send(self, *chunks: bytes) -> None:
-        await self.stream.send_all(b"".join(chunks))
+        """Send bytes; once the server has closed the connection they are dropped (and
+        ``send_failed`` is set): a test reads what the server said before it closed."""
+        try:
+            await self.stream.send_all(b"".join(chunks))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self.send_failed = True
 
     async def start(self, settings: dict[int, int] | None = None, window: int = 0) -> None:
         """The preface, our SETTINGS and a connection WINDOW_UPDATE of ``window``."""
