@@ -298,6 +298,10 @@ class HTTP2Adapter:
             self.meter.charge()
         self._h2.malformed.clear()
         self._take_output()
+        try:
+            self.meter.check()  # the resets this input made the server send (CVE-2025-8671)
+        except Flood as exc:
+            self._fail(ErrorCodes.ENHANCE_YOUR_CALM, f"flood: {exc}")
         return events
 
     def _translate(self, event: Any, events: list[Event]) -> None:
@@ -310,6 +314,8 @@ class HTTP2Adapter:
             events.append(BodyEnded(event.stream_id))
         elif kind is h2.events.StreamReset:
             events.append(StreamReset(event.stream_id))
+            if not event.remote_reset:  # h2 reset it for a frame the client should not send
+                self.meter.charge()
         elif kind is h2.events.WindowUpdated:
             events.append(WindowOpened(event.stream_id))
         elif kind is h2.events.RemoteSettingsChanged:
