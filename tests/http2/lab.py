@@ -5,6 +5,7 @@
 - ``/wait/NAME``: blocks until ``release(NAME)``; records ``NAME`` in ``cancelled`` if it is
   cancelled instead;
 - ``/late/NAME``: answers 1000 bytes once ``release(NAME)``;
+- ``/drip/NAME``: a streamed body: ``b"first"``, then the rest once ``release(NAME)``;
 - ``/hold/NAME``: reads nothing until ``release(NAME)``, then reads the whole body;
 - ``/pace/NAME``: reads one body chunk per ``allow(NAME)``; ``read[NAME]`` counts the bytes;
 - ``/info``: reads the body, answers the request's version, method, target, Host, body size;
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import AsyncIterator
 
 import trio
 
@@ -48,6 +50,15 @@ class Lab:
             self._pace[name] = trio.open_memory_channel[None](math.inf)
         return self._pace[name]
 
+    async def _drip(self, name: str) -> AsyncIterator[bytes]:
+        yield b"first"
+        try:
+            await self.released[name].wait()
+        except trio.Cancelled:
+            self.cancelled.append(name)
+            raise
+        yield b"rest"
+
     async def __call__(self, request: Request, next_: Next) -> Response:
         kind, _, name = request.path.strip("/").partition("/")
         try:
@@ -59,6 +70,9 @@ class Lab:
                 self.started[name].set()
                 await self.released[name].wait()
                 return Response(200, b"x" * 1000)
+            if kind == "drip":
+                self.started[name].set()
+                return Response.stream(self._drip(name))
             if kind == "hold":
                 self.started[name].set()
                 await self.released[name].wait()
