@@ -211,8 +211,10 @@ class _Connection(h2.connection.H2Connection):
             return super()._receive_headers_frame(frame)
         except (h2.exceptions.NoSuchStreamError, h2.exceptions.StreamIDTooLowError):
             raise
-        except h2.exceptions.ProtocolError:
+        except h2.exceptions.ProtocolError as exc:
             if self._decoder.blocks == decoded or not self._is_open(frame.stream_id):
+                if type(exc) is h2.exceptions.ProtocolError and exc.__cause__ is not None:
+                    exc.error_code = ErrorCodes.COMPRESSION_ERROR  # undecodable (9113 4.3)
                 raise  # HPACK failed, or not a stream we can reset: the connection's error
             return self._reset_malformed(frame.stream_id, 0)
 
