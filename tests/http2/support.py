@@ -382,18 +382,32 @@ class H2Client:
             method, path, [(b"content-length", b"%d" % len(body))] if body else []
         )
         self.h2.send_headers(stream_id, headers, end_stream=not body)
-        if body:
-            self.h2.send_data(stream_id, body, end_stream=True)
-        await self._flush()
         result = self.responses.setdefault(stream_id, StreamResult())
         with trio.fail_after(600):
+            view = memoryview(body)
+            while view:  # the body as the server's windows allow
+                size = min(
+                    self.h2.local_flow_control_window(stream_id),
+                    self.h2.max_outbound_frame_size,
+                    len(view),
+                )
+                if size:
+                    self.h2.send_data(stream_id, bytes(view[:size]), end_stream=size == len(view))
+                    view = view[size:]
+                    await self._flush()
+                else:
+                    await self._receive()
+            await self._flush()
             while not result.done:
-                data = await self.stream.receive_some(65536)
-                assert data, "the server closed the connection"
-                for event in self.h2.receive_data(data):
-                    self._event(event)
-                await self._flush()
+                await self._receive()
         return result
+
+    async def _receive(self) -> None:
+        data = await self.stream.receive_some(65536)
+        assert data, "the server closed the connection"
+        for event in self.h2.receive_data(data):
+            self._event(event)
+        await self._flush()
 
     def _event(self, event: Any) -> None:
         if isinstance(event, h2.events.ResponseReceived):

@@ -241,3 +241,24 @@ async def test_a_client_that_floods_pings_and_never_reads_is_bounded_and_dropped
         assert sent * 17 <= bound + 2 * 65536  # the server stopped reading PINGs
         await closed.wait()
         assert trio.current_time() - start == pytest.approx(send_timeout)
+
+
+async def test_resets_paid_for_with_one_byte_of_data_are_bounded_by_max_requests(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # What the server does today (see the report): a received non-empty DATA frame counts as
+    # work, so HEADERS + 1 byte of DATA + RST_STREAM never exceeds the flood allowance; such
+    # streams are bounded by max_requests_per_connection (and max_concurrent_streams) alone.
+    lab = Lab()
+    config = h2_config(http2_flood_allowance=ALLOWANCE, max_requests_per_connection=50)
+    async with h2_server(router(lab), config) as (server, nursery):
+        peer = await connect(server, nursery)
+        for i in range(60):
+            sid = 2 * i + 1
+            head = peer.headers_frame(
+                sid, request_fields(b"POST", b"/wait/%d" % i), end_stream=False
+            )
+            await peer.send(head, data_frame(sid, b"x"), rst_stream(sid))
+        await peer.closed()
+        assert [(g.last_stream_id, g.error_code) for g in peer.goaways] == [(99, 0)]
+        assert len(lab.started) <= 50

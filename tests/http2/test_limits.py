@@ -287,3 +287,24 @@ async def test_send_timeout_for_a_client_that_never_opens_its_window(
         await peer.request(3, b"GET", b"/")  # an empty body needs no window
         assert (await peer.response(3)).status == 200
         assert peer.goaways == []
+
+
+async def test_a_stream_opened_and_reset_after_the_final_goaway_is_ignored(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # Regression: the server refused the late stream through h2 after h2 had already seen
+    # its RST_STREAM (same read); h2 raised and the whole connection crashed, its GOAWAY and
+    # the response in flight lost.
+    lab = Lab()
+    config = h2_config(max_requests_per_connection=1)
+    async with h2_server(router(lab), config) as (server, nursery):
+        peer = await connect(server, nursery)
+        await peer.request(1, b"GET", b"/wait/a")
+        await lab.started["a"].wait()
+        late = peer.headers_frame(3, request_fields(b"GET", b"/"))
+        await peer.send(late + rst_stream(3))  # one read: h2 closes stream 3 first
+        lab.release("a")
+        assert (await peer.response(1)).status == 200
+        await peer.closed()
+        assert [(g.last_stream_id, g.error_code) for g in peer.goaways] == [(1, NO_ERROR)]
+        assert peer.result(3).headers is None

@@ -333,7 +333,7 @@ class HTTP2Adapter:
         stream_id = event.stream_id
         ended = event.stream_ended is not None
         if self.goaway_last_id is not None and stream_id > self.goaway_last_id:
-            self._h2.reset_stream(stream_id, ErrorCodes.REFUSED_STREAM)  # after our GOAWAY
+            self.reset(stream_id, ErrorCodes.REFUSED_STREAM, charge=False)  # after GOAWAY
             return
         self.requests += 1
         try:
