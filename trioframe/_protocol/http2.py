@@ -209,8 +209,10 @@ class _Connection(h2.connection.H2Connection):
             return super()._receive_headers_frame(frame)
         except (h2.exceptions.NoSuchStreamError, h2.exceptions.StreamIDTooLowError):
             raise
-        except h2.exceptions.ProtocolError:
+        except h2.exceptions.ProtocolError as exc:
             if self._decoder.blocks == decoded or not self._is_open(frame.stream_id):
+                if type(exc) is h2.exceptions.ProtocolError and exc.__cause__ is not None:
+                    exc.error_code = ErrorCodes.COMPRESSION_ERROR  # undecodable (9113 4.3)
                 raise  # HPACK failed, or not a stream we can reset: the connection's error
             return self._reset_malformed(frame.stream_id, 0)
 
@@ -296,6 +298,10 @@ class HTTP2Adapter:
             self.meter.charge()
         self._h2.malformed.clear()
         self._take_output()
+        try:
+            self.meter.check()  # the resets this input made the server send (CVE-2025-8671)
+        except Flood as exc:
+            self._fail(ErrorCodes.ENHANCE_YOUR_CALM, f"flood: {exc}")
         return events
 
     def _translate(self, event: Any, events: list[Event]) -> None:
@@ -308,6 +314,8 @@ class HTTP2Adapter:
             events.append(BodyEnded(event.stream_id))
         elif kind is h2.events.StreamReset:
             events.append(StreamReset(event.stream_id))
+            if not event.remote_reset:  # h2 reset it for a frame the client should not send
+                self.meter.charge()
         elif kind is h2.events.WindowUpdated:
             events.append(WindowOpened(event.stream_id))
         elif kind is h2.events.RemoteSettingsChanged:
@@ -323,7 +331,7 @@ class HTTP2Adapter:
         stream_id = event.stream_id
         ended = event.stream_ended is not None
         if self.goaway_last_id is not None and stream_id > self.goaway_last_id:
-            self._h2.reset_stream(stream_id, ErrorCodes.REFUSED_STREAM)  # after our GOAWAY
+            self.reset(stream_id, ErrorCodes.REFUSED_STREAM, charge=False)  # after GOAWAY
             return
         self.requests += 1
         try:
@@ -387,9 +395,10 @@ class HTTP2Adapter:
 
     def reset(self, stream_id: int, code: ErrorCodes, *, charge: bool = True) -> None:
         """Reset a stream that is still open; ``charge``: it counts against the flood
-        allowance (a stream the server had to refuse or abandon)."""
+        allowance (a stream the server had to refuse or abandon). Nothing after an error
+        GOAWAY (h2 refuses any frame once it has closed the connection)."""
         stream = self._h2.streams.get(stream_id)
-        if stream is not None and not stream.closed:
+        if stream is not None and not stream.closed and not self.closed:
             self._h2.reset_stream(stream_id, code)
         if charge:
             self.meter.charge()
@@ -402,8 +411,8 @@ class HTTP2Adapter:
     def consumed(self, stream_id: int, flow_length: int) -> None:
         """The handler read (or the server dropped) ``flow_length`` window bytes of the
         stream's body: the stream and connection windows reopen by that much (WINDOW_UPDATE
-        once half a window is due)."""
-        if flow_length:
+        once half a window is due); nothing after an error GOAWAY."""
+        if flow_length and not self.closed:
             self._h2.acknowledge_received_data(flow_length, stream_id)
 
     def refuse(self, stream_id: int) -> None:

@@ -180,6 +180,7 @@ class HTTP2Exchange(Exchange):
             self._check_open()
             window = adapter.send_window(self.stream_id)
             if window <= 0 and view:
+                self.connection.wake_writer()  # what is queued (the head) goes out meanwhile
                 self.scope.deadline = trio.current_time() + timeout
                 self.connection.wait_for_window(self)
                 await self._wait()
