@@ -8,7 +8,6 @@ socket (prior knowledge on ``http://``, ALPN ``h2`` on ``https://``).
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -23,11 +22,10 @@ __all__ = ["HTTP2MemoryTransport"]
 class HTTP2MemoryTransport(httpx.AsyncBaseTransport):
     """An httpx transport speaking HTTP/2 only, over streams from ``connect`` (which opens an
     in-memory connection and starts serving it). ``tls``: the client's ``ssl.SSLContext``
+    (typed ``Any``: only ``trioframe._server`` imports ``ssl``)
     for ``https://`` URLs."""
 
-    def __init__(
-        self, connect: Callable[[], trio.abc.Stream], *, tls: ssl.SSLContext | None = None
-    ) -> None:
+    def __init__(self, connect: Callable[[], trio.abc.Stream], *, tls: Any = None) -> None:
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=tls, http1=False, http2=True, network_backend=_MemoryBackend(connect)
         )
@@ -122,7 +120,7 @@ class _MemoryNetworkStream(httpcore.AsyncNetworkStream):
 
     async def start_tls(
         self,
-        ssl_context: ssl.SSLContext,
+        ssl_context: Any,
         server_hostname: str | None = None,
         timeout: float | None = None,  # noqa: ASYNC109
     ) -> httpcore.AsyncNetworkStream:
