@@ -80,6 +80,11 @@ def refused_heads(peer: RawPeer, count: int) -> bytes:  # CVE-2025-8671: the ser
     return b"".join(peer.headers_frame(2 * i + 1, fields) for i in range(count))
 
 
+def heads_answered_400(peer: RawPeer, count: int) -> bytes:  # the server must answer them
+    fields = request_fields(b"GET", b"/", [(b"Upper-Case", b"x")])
+    return b"".join(peer.headers_frame(2 * i + 1, fields) for i in range(count))
+
+
 def trailers_twice(peer: RawPeer, count: int) -> bytes:  # CVE-2025-8671: h2 resets
     return b"".join(
         peer.headers_frame(2 * i + 1, request_fields(b"GET", b"/wait/%d" % i))
@@ -98,6 +103,7 @@ FLOODS: dict[str, Callable[[RawPeer, int], bytes]] = {
     "unknown frame type": unknown_frames,
     "rapid reset": rapid_resets,
     "heads the server resets": refused_heads,
+    "heads the server answers 400": heads_answered_400,
     "frames h2 resets the stream for": trailers_twice,
 }
 
@@ -243,14 +249,13 @@ async def test_a_client_that_floods_pings_and_never_reads_is_bounded_and_dropped
         assert trio.current_time() - start == pytest.approx(send_timeout)
 
 
-async def test_resets_paid_for_with_one_byte_of_data_are_bounded_by_max_requests(
+async def test_one_byte_of_unread_data_does_not_pay_for_a_reset(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    # What the server does today (see the report): a received non-empty DATA frame counts as
-    # work, so HEADERS + 1 byte of DATA + RST_STREAM never exceeds the flood allowance; such
-    # streams are bounded by max_requests_per_connection (and max_concurrent_streams) alone.
+    # Body earns flood credit only once a handler reads it: HEADERS + 1 byte of DATA +
+    # RST_STREAM is a rapid reset like any other (it used to pass as work).
     lab = Lab()
-    config = h2_config(http2_flood_allowance=ALLOWANCE, max_requests_per_connection=50)
+    config = h2_config(http2_flood_allowance=ALLOWANCE, max_requests_per_connection=1000)
     async with h2_server(router(lab), config) as (server, nursery):
         peer = await connect(server, nursery)
         for i in range(60):
@@ -260,5 +265,28 @@ async def test_resets_paid_for_with_one_byte_of_data_are_bounded_by_max_requests
             )
             await peer.send(head, data_frame(sid, b"x"), rst_stream(sid))
         await peer.closed()
-        assert [(g.last_stream_id, g.error_code) for g in peer.goaways] == [(99, 0)]
-        assert len(lab.started) <= 50
+        assert [g.error_code for g in peer.goaways] == [ENHANCE_YOUR_CALM]
+        assert len(lab.started) <= ALLOWANCE + 1
+
+
+async def test_answers_to_malformed_heads_earn_no_credit(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # One malformed head at a time, each answered 400 before the next. If the 400s counted as
+    # work (a response and a DATA frame each), every one would pay for its own refusal and
+    # the loop would never end; as it is, the refusals add up to a flood.
+    config = h2_config(http2_flood_allowance=ALLOWANCE)
+    async with h2_server(router(Lab()), config) as (server, nursery):
+        peer = await connect(server, nursery)
+        fields = request_fields(b"GET", b"/", [(b"Upper-Case", b"x")])
+        answered = 0
+        for i in range(10 * ALLOWANCE):
+            await peer.send(peer.headers_frame(2 * i + 1, fields))
+            try:
+                assert (await peer.response(2 * i + 1)).status == 400
+            except AssertionError:  # the server closed the connection first
+                break
+            answered += 1
+        await peer.closed()
+        assert [g.error_code for g in peer.goaways] == [ENHANCE_YOUR_CALM]
+        assert answered <= ALLOWANCE

@@ -14,7 +14,7 @@ from hyperframe.frame import GoAwayFrame, HeadersFrame, PingFrame
 
 from tests.http2.lab import Lab, router
 from tests.http2.support import (
-    INTERNAL_ERROR,
+    CANCEL,
     LAST_STREAM_ID,
     NO_ERROR,
     REFUSED_STREAM,
@@ -130,7 +130,7 @@ async def test_after_shutdown_timeout_handlers_are_cancelled_and_answered_503(
         assert result.status == 503
         assert json.loads(result.body)["status"] == 503
         dripped = await peer.response(3)
-        assert (dripped.reset, dripped.ended) == (INTERNAL_ERROR, False)  # CANCEL would fit
+        assert (dripped.reset, dripped.ended) == (CANCEL, False)
         await peer.closed()
         assert sorted(lab.cancelled) == ["a", "b"]
         assert peer.goaways[-1].last_stream_id == 3

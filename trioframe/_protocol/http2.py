@@ -36,9 +36,19 @@ from h2.errors import ErrorCodes
 from h2.stream import StreamState
 from hyperframe.frame import GoAwayFrame
 
+from .http2_events import (
+    BodyEnded,
+    BodyReceived,
+    Event,
+    PeerClosed,
+    PingAcked,
+    RequestRefused,
+    RequestStarted,
+    StreamReset,
+    WindowOpened,
+)
 from .http2_frames import Flood, FrameMeter
 from .http2_head import MalformedHead, read_request_head
-from .request_head import RequestHead
 
 __all__ = [
     "BodyEnded",
@@ -76,79 +86,6 @@ class HTTP2Limits:
     stream_window: int = 64 * 1024
     connection_window: int = 1024 * 1024
     max_requests: int = 1000
-
-
-# -- events -----------------------------------------------------------------------------------
-@attrs.frozen
-class RequestStarted:
-    """A request head arrived on a new stream; ``ended``: no body follows."""
-
-    stream_id: int
-    head: RequestHead
-    ended: bool
-
-
-@attrs.frozen
-class RequestRefused:
-    """A request head on a new stream is malformed or too large: answer ``status``."""
-
-    stream_id: int
-    status: int
-    message: str
-    method: bytes
-
-
-@attrs.frozen
-class BodyReceived:
-    """Request body bytes; ``flow_length`` is what they cost the windows (with padding)."""
-
-    stream_id: int
-    data: bytes
-    flow_length: int
-
-
-@attrs.frozen
-class BodyEnded:
-    stream_id: int
-
-
-@attrs.frozen
-class StreamReset:
-    """The stream ended before its response did: the client reset it, or the adapter did
-    (a body that broke its Content-Length)."""
-
-    stream_id: int
-
-
-@attrs.frozen
-class WindowOpened:
-    """The peer opened a send window: stream ``stream_id``'s, or every stream's (``0``)."""
-
-    stream_id: int
-
-
-@attrs.frozen
-class PingAcked:
-    data: bytes
-
-
-@attrs.frozen
-class PeerClosed:
-    """The client sent GOAWAY."""
-
-    error_code: int
-
-
-Event = (
-    RequestStarted
-    | RequestRefused
-    | BodyReceived
-    | BodyEnded
-    | StreamReset
-    | WindowOpened
-    | PingAcked
-    | PeerClosed
-)
 
 
 class ConnectionFailed(Exception):
@@ -375,10 +312,13 @@ class HTTP2Adapter:
         fields += [(n, v) for n, v in headers if n not in _CONNECTION_SPECIFIC]
         self._h2.send_headers(stream_id, fields, end_stream=end)
 
-    def send_data(self, stream_id: int, data: bytes | memoryview, end: bool) -> None:
-        """Queue one DATA frame (``len(data) <= send_window(stream_id)``)."""
+    def send_data(
+        self, stream_id: int, data: bytes | memoryview, end: bool, *, earned: bool = True
+    ) -> None:
+        """Queue one DATA frame (``len(data) <= send_window(stream_id)``); ``earned``: it
+        counts as work for the flood account (not for the answer to a refused request)."""
         self._h2.send_data(stream_id, data, end_stream=end)
-        if data:
+        if data and earned:
             self.meter.credit()
 
     def end_stream(self, stream_id: int) -> None:
@@ -389,9 +329,11 @@ class HTTP2Adapter:
         size allow)."""
         return min(self._h2.local_flow_control_window(stream_id), self._h2.max_outbound_frame_size)
 
-    def response_done(self) -> None:
-        """A response went out in full (work done, for the flood account)."""
-        self.meter.credit()
+    def response_done(self, *, earned: bool = True) -> None:
+        """A response went out in full: work done, for the flood account, unless it answered
+        a request the server refused (``earned=False``: that refusal was overhead)."""
+        if earned:
+            self.meter.credit()
 
     def reset(self, stream_id: int, code: ErrorCodes, *, charge: bool = True) -> None:
         """Reset a stream that is still open; ``charge``: it counts against the flood
@@ -408,10 +350,13 @@ class HTTP2Adapter:
         stream = self._h2.streams.get(stream_id)
         return stream is not None and stream.state_machine.state in _REMOTE_OPEN
 
-    def consumed(self, stream_id: int, flow_length: int) -> None:
-        """The handler read (or the server dropped) ``flow_length`` window bytes of the
-        stream's body: the stream and connection windows reopen by that much (WINDOW_UPDATE
-        once half a window is due); nothing after an error GOAWAY."""
+    def consumed(self, stream_id: int, flow_length: int, *, read: bool = False) -> None:
+        """The server dropped ``flow_length`` window bytes of the stream's body, or a handler
+        read them (``read``: work done, for the flood account): the stream and connection
+        windows reopen by that much (WINDOW_UPDATE once half a window is due); nothing after
+        an error GOAWAY."""
+        if read:
+            self.meter.credit()
         if flow_length and not self.closed:
             self._h2.acknowledge_received_data(flow_length, stream_id)
 

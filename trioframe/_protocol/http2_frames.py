@@ -12,8 +12,9 @@ linear time, skipping payloads) and keeps one account per connection:
   SETTINGS acknowledgements past the first, WINDOW_UPDATE, PRIORITY, RST_STREAM, empty DATA
   frames that do not end a stream, frames of unknown type) and every stream the server had to
   reset itself (refused, malformed, failed: ``charge``);
-- *work*: every response the server completed, every DATA frame it sent and every non-empty
-  DATA frame it received (``credit`` for the first two).
+- *work*: every response the server completed, every DATA frame it sent, and every piece of
+  request body a handler read (``credit``: body that is sent and never read earns nothing, so
+  one byte of DATA cannot pay for a reset).
 
 The connection is a flood once ``overhead > allowance + 2 * work``. A browser or an API client
 stays far below: it sends a handful of control frames per connection and about one
@@ -91,9 +92,10 @@ class FrameMeter:
         next ``check`` (or ``scan``) judges the account."""
         self.overhead += 1
 
-    def credit(self, units: int = 1) -> None:
-        """The server did work for the client (a response completed, a DATA frame sent)."""
-        self.work += units
+    def credit(self) -> None:
+        """The server did work for the client (a response completed, a DATA frame sent, a
+        piece of body read by a handler)."""
+        self.work += 1
 
     def _frame(self, kind: int, flags: int, length: int) -> None:
         if self._continuations >= 0:  # inside a header block: only its CONTINUATIONs (h2
@@ -101,9 +103,7 @@ class FrameMeter:
                 self._continuation(flags, length)
             return
         if kind == DATA:
-            if length:
-                self.work += 1
-            elif not flags & END_STREAM:
+            if not length and not flags & END_STREAM:
                 self._cost()
         elif kind in (HEADERS, PUSH_PROMISE):
             if not flags & END_HEADERS:

@@ -283,6 +283,7 @@ class HTTP2Connection:
         if refusal is not None:
             self.adapter.meter.charge()
         exchange = HTTP2Exchange(self, stream_id, head, ended)
+        exchange.refused = refusal is not None
         self.exchanges[stream_id] = exchange
         self.active += 1
         assert self._nursery is not None
@@ -310,7 +311,8 @@ class HTTP2Connection:
         adapter = self.adapter
         if not self.peer_gone:
             if not exchange.response_ended:  # aborted, or the client reset it
-                code = ErrorCodes.CANCEL if exchange.gone else ErrorCodes.INTERNAL_ERROR
+                cancelled = exchange.gone or exchange.scope.cancel_called
+                code = ErrorCodes.CANCEL if cancelled else ErrorCodes.INTERNAL_ERROR
                 adapter.reset(stream_id, code, charge=False)
             elif adapter.remote_open(stream_id) and not self._drainable(exchange):
                 adapter.reset(stream_id, ErrorCodes.NO_ERROR, charge=False)  # RFC 9113 8.1

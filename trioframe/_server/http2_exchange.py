@@ -54,6 +54,8 @@ class HTTP2Exchange(Exchange):
         self._buffered = 0  # window bytes in ``_body``
         self.body_fed = 0  # body bytes received so far
         self.body_ended = body_ended
+        #: the head was refused (malformed): its error answer earns no flood credit
+        self.refused = False
         #: the client reset the stream, or the connection is gone
         self.gone = False
         #: the response has been queued in full
@@ -120,7 +122,7 @@ class HTTP2Exchange(Exchange):
                 return b""
         data, flow_length = self._body.popleft()
         self._buffered -= flow_length
-        self.connection.adapter.consumed(self.stream_id, flow_length)
+        self.connection.adapter.consumed(self.stream_id, flow_length, read=True)
         self.connection.wake_writer()
         return data
 
@@ -188,7 +190,7 @@ class HTTP2Exchange(Exchange):
             piece, view = view[:window], view[window:]
             last = end and not view
             try:
-                adapter.send_data(self.stream_id, piece, end=last)
+                adapter.send_data(self.stream_id, piece, end=last, earned=not self.refused)
             except h2.exceptions.ProtocolError:
                 raise ExchangeGone from None
             self.connection.wake_writer()
@@ -205,7 +207,7 @@ class HTTP2Exchange(Exchange):
 
     def _ended(self) -> None:
         self.response_ended = True
-        self.connection.adapter.response_done()
+        self.connection.adapter.response_done(earned=not self.refused)
         self.connection.wake_writer()
 
     # -- a protocol switch (RFC 8441) ----------------------------------------------------------
@@ -263,7 +265,7 @@ class _StreamChannel(trio.abc.Stream):
             return b""
         data, flow_length = exchange._body.popleft()
         exchange._buffered -= flow_length
-        exchange.connection.adapter.consumed(exchange.stream_id, flow_length)
+        exchange.connection.adapter.consumed(exchange.stream_id, flow_length, read=True)
         exchange.connection.wake_writer()
         return data
 
