@@ -63,10 +63,13 @@ def _parse_head(head: bytes) -> tuple[str, int, list[tuple[str, str]]]:
     return version, int(status), headers
 
 
-async def curl(*args: str, max_time: float = 10.0, check: bool = True) -> CurlResult:
+async def curl(
+    *args: str, max_time: float = 10.0, check: bool = True, include: bool = True
+) -> CurlResult:
     """Run ``curl -sS -i ARGS``; the response curl printed (after any interim responses
-    such as a 100 Continue, which are skipped). ``check``: curl must exit 0."""
-    command = ["curl", "-sS", "-i", "--max-time", str(max_time), *args]
+    such as a 100 Continue, which are skipped). ``check``: curl must exit 0. ``include``
+    false: no ``-i`` (pass ``-D -`` and ``-o FILE`` to have the head alone on stdout)."""
+    command = ["curl", "-sS", *(["-i"] if include else []), "--max-time", str(max_time), *args]
     with trio.fail_after(max_time + 5):
         done = await trio.run_process(
             command, capture_stdout=True, capture_stderr=True, check=False
