@@ -216,7 +216,7 @@ async def test_httpx_gets_413_for_an_upload_under_max_drain_size(length: int) ->
     if length <= LIMIT:
         assert response.json() == {"size": length}
     else:
-        assert_error_body(response, 413)  # type: ignore[arg-type]
+        assert_error_body(response, 413)
     assert after.text == "hello"
 
 
