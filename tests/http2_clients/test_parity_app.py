@@ -223,3 +223,15 @@ async def test_cors_preflight_and_simple_request(http2: bool) -> None:
     assert answer.headers["access-control-allow-methods"] == "GET, PUT"
     assert answer.headers["access-control-allow-headers"] == "x-token"
     assert simple.headers["access-control-allow-origin"] == "https://app.example"
+
+
+async def test_tls_in_memory_negotiates_the_protocol_by_alpn(http2: bool) -> None:
+    async def tls_info(request: Request) -> Response:
+        assert request.tls is not None
+        return Response.json({"alpn": request.tls.alpn_protocol, "version": request.version})
+
+    async with TestClient(Router().get("/", tls_info), tls=True, http2=http2) as client:
+        response = await client.get("/")
+    assert response.http_version == expected_version(http2)
+    expected = {"alpn": "h2", "version": "2"} if http2 else {"alpn": "http/1.1", "version": "1.1"}
+    assert response.json() == expected
