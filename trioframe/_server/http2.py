@@ -127,12 +127,15 @@ class HTTP2Connection:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                nursery.start_soon(self._write_loop)
-                await self._read_loop()
-                if not self.peer_gone:
-                    await self._wait_streams()
-                    await self._flush()
-                nursery.cancel_scope.cancel()
+                try:
+                    nursery.start_soon(self._write_loop)
+                    await self._read_loop()
+                    if not self.peer_gone:
+                        await self._wait_streams()
+                        await self._flush()
+                    nursery.cancel_scope.cancel()
+                finally:  # closed to new tasks from here: a late shutdown has nothing to do
+                    self._nursery = None
         finally:
             self._lost()
             await trio.aclose_forcefully(self.stream)
