@@ -137,7 +137,7 @@ async def test_a_stream_whose_window_stays_shut_is_reset_after_send_timeout(
         answered = await client.response(other)
     assert waited == pytest.approx(SEND_TIMEOUT)
     assert state.status == 200 and not state.ended
-    assert state.reset_code == ErrorCodes.INTERNAL_ERROR  # the response was abandoned
+    assert state.reset_code == ErrorCodes.CANCEL  # the server cancelled the response
     assert answered.status == 200 and bytes(answered.body) == b"hello"
     assert client.goaway is None
 
