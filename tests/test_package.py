@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import subprocess
+import sys
 import types
 
 import trioframe
@@ -120,3 +122,17 @@ def test_modules_stay_small() -> None:
     for path in PACKAGE.rglob("*.py"):
         lines = len(path.read_text().splitlines())
         assert lines <= 450, f"{path} has {lines} lines"
+
+
+def test_the_test_client_without_httpx_names_the_extra() -> None:
+    # In a fresh interpreter where httpx cannot be imported: one clear ImportError.
+    code = (
+        "import sys\n"
+        "sys.modules['httpx'] = None  # makes `import httpx` raise ImportError\n"
+        "try:\n"
+        "    import trioframe.testing\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "pip install 'trioframe[testing]'" in result.stdout, result.stderr

@@ -1,7 +1,13 @@
 """``TestClient``: drive an app through the real server connection code, in memory.
 
-The only public module besides ``trioframe`` itself.
+The only public module besides ``trioframe`` itself. It needs httpx: install the ``testing``
+extra (``pip install 'trioframe[testing]'``).
 """
+
+try:
+    import httpx as _httpx  # noqa: F401
+except ImportError:
+    raise ImportError("trioframe.testing needs httpx: pip install 'trioframe[testing]'") from None
 
 from ._client import TestClient as TestClient
 from ._client import TestHttpClient as TestHttpClient
