@@ -1,7 +1,7 @@
 """Task runner: ``nox`` runs tests, lint and typing; ``nox -s fuzz`` runs the fuzz targets at
 length; ``nox -s bench`` runs the benchmark; ``nox -s instructions`` counts the HTTP servers'
 instructions per request under callgrind; ``nox -s autobahn`` runs the Autobahn WebSocket
-conformance suite (kosoku)."""
+conformance suite (kosoku); ``nox -s h2load`` loads an HTTP/2 example app with h2load."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ TEST_DEPS = [
 LINT_DEPS = ["ruff>=0.6"]
 TYPING_DEPS = ["mypy>=1.11", *TEST_DEPS]
 AUTOBAHN_DEPS = ["kosoku>=0.1"]
-BENCH_SCRIPTS = ["run", "websocket", "middleware", "extract", "multipart_memory"]
+BENCH_SCRIPTS = ["run", "websocket", "http2", "middleware", "extract", "multipart_memory"]
 #: How many times its default example count each fuzz target runs under ``nox -s fuzz``.
 FUZZ_SCALE = "8"
 
@@ -66,12 +66,22 @@ def bench(session: nox.Session) -> None:
     """The benchmark against a bare trio+h11 loop and Starlette peers (needs wrk).
 
     ``nox -s bench -- websocket --duration 5`` runs ``bench/websocket.py`` (or another script
-    of bench/ named first) instead of ``bench/run.py``."""
-    session.install("-e", ".[websocket]", "-r", "bench/requirements.txt")
+    of bench/ named first, e.g. ``http2``, which needs h2load) instead of ``bench/run.py``."""
+    session.install("-e", ".[websocket,http2]", "-r", "bench/requirements.txt")
     script, args = "run", list(session.posargs)
     if args and args[0] in BENCH_SCRIPTS:
         script = args.pop(0)
     session.run("python", f"bench/{script}.py", *args)
+
+
+@nox.session
+def h2load(session: nox.Session) -> None:
+    """h2load against examples/rest_api.py served over HTTP/2: thousands of requests over many
+    concurrent streams, failing unless every one is 2xx (needs h2load: nghttp2-client).
+
+    Not in the default sessions. Arguments go to ``bench/h2load_check.py``."""
+    session.install("-e", ".[http2]")
+    session.run("python", "bench/h2load_check.py", *session.posargs)
 
 
 @nox.session

@@ -1,11 +1,14 @@
 """The benchmark app on trioframe, in one process.
 
-Usage: python bench/apps/trioframe_app.py PORT   (binds 127.0.0.1; SIGINT/SIGTERM stop it)
+Usage: python bench/apps/trioframe_app.py PORT [--http2] [--max-requests-per-connection N]
+(binds 127.0.0.1; SIGINT/SIGTERM stop it). ``--http2`` serves with ``ServerConfig(http2=True)``:
+HTTP/2 with prior knowledge (h2c) as well as HTTP/1.1 on the same port. Without options the
+server runs with the default configuration (what bench/run.py measures).
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 from trioframe import Request, Response, Router, Server
 
@@ -40,4 +43,16 @@ router = (
 )
 
 if __name__ == "__main__":
-    Server(router, f"127.0.0.1:{int(sys.argv[1])}").run()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("port", type=int)
+    parser.add_argument("--http2", action="store_true")
+    parser.add_argument("--max-requests-per-connection", type=int)
+    args = parser.parse_args()
+    config = None
+    if args.http2 or args.max_requests_per_connection:
+        from trioframe import ServerConfig
+
+        config = ServerConfig(http2=args.http2)
+        if args.max_requests_per_connection:
+            config = config.with_max_requests_per_connection(args.max_requests_per_connection)
+    Server(router, f"127.0.0.1:{args.port}", config).run()
