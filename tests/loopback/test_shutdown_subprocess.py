@@ -164,3 +164,35 @@ async def test_a_shielded_handler_cannot_hold_the_process_past_the_deadline() ->
         finally:
             if process.returncode is None:
                 process.kill()
+
+
+async def test_run_logs_where_it_serves_without_any_logging_configured() -> None:
+    # A program that calls run() and configures no logging still sees the one line saying
+    # where it serves (and that it shuts down), on stderr.
+    port = _free_port()
+    code = (
+        "from trioframe import Router, Server\n"
+        "async def ok() -> str:\n"
+        "    return 'ok'\n"
+        f"Server(Router().get('/', ok), ('127.0.0.1', {port})).run()\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    with trio.fail_after(10):
+        process = await trio.lowlevel.open_process(
+            [sys.executable, "-c", code], stderr=subprocess.PIPE, env=env, cwd=str(REPO)
+        )
+        try:
+            assert process.stderr is not None
+            output = ProcessOutput(process.stderr)
+            await output.wait_for(f"trioframe serving on http://127.0.0.1:{port}")
+            process.send_signal(signal.SIGTERM)
+            await output.wait_for("SIGTERM received: shutting down")
+            assert await process.wait() == 0, output.text
+        finally:
+            if process.returncode is None:
+                process.kill()
+                with trio.move_on_after(2):
+                    await process.wait()

@@ -202,7 +202,9 @@ class Server:
         """Serve in a new trio run until SIGINT or SIGTERM, then shut down gracefully and
         return (a second signal exits the process at once). What ``serve()`` raises at
         startup (``OSError`` for an address in use, ``ConfigurationError``) is raised as it
-        is, not wrapped in an exception group."""
+        is, not wrapped in an exception group. When the program has configured no logging,
+        trioframe's own lines (``trioframe serving on http://...``, shutdown) go to stderr."""
+        _log_to_stderr_if_unconfigured()
         trio.run(self._run_until_signal)
 
     async def _run_until_signal(self) -> None:
@@ -274,6 +276,18 @@ def _refuse_unbuilt_features(config: ServerConfig) -> None:
     asked = [name for name, wanted in unbuilt.items() if wanted]
     if asked:
         raise ConfigurationError(f"not available in this version yet: {', '.join(asked)}")
+
+
+def _log_to_stderr_if_unconfigured() -> None:
+    """``run()`` is a whole process: with no logging configured at all (no handler on the
+    root logger or trioframe's), trioframe's INFO lines would vanish; send them to stderr."""
+    if logging.getLogger().handlers or log.handlers:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    log.addHandler(handler)
+    if log.level == logging.NOTSET:
+        log.setLevel(logging.INFO)
 
 
 def _require_h2() -> None:
