@@ -51,15 +51,22 @@ Middleware = Callable[["Request", Next], Awaitable[Any]]
 @attrs.frozen
 class PreparedEndpoint:
     """A route's endpoint, its handler plan, and ``run``: the endpoint wrapped in the
-    middleware of every router that owns it, composed once when the app is frozen."""
+    middleware of every router that owns it, composed once when the app is frozen.
+    ``states`` are those routers' state values, outermost first (what ``request.state``
+    searches)."""
 
     endpoint: Endpoint
     plan: HandlerPlan
     run: Next
+    states: tuple[Any, ...] = ()
 
 
 def _middlewares(routers: tuple[Router, ...]) -> list[Middleware]:
     return [mw for router in routers for mw in router.middlewares]
+
+
+def _states(routers: tuple[Router, ...]) -> tuple[Any, ...]:
+    return tuple(value for router in routers for value in router.states)
 
 
 def _error_response(error: Exception, request: Request) -> Response:
@@ -130,9 +137,11 @@ class App:
         self._has_websockets = any(e.is_websocket for e in self._table.endpoints)
         #: middleware around answers no endpoint gives (404, 405, 308, OPTIONS), per router scope
         self._unrouted_middlewares: dict[tuple[Router, ...], list[Middleware]] = {}
+        #: the state values ``request.state`` finds for those answers, per router scope
+        self._unrouted_states: dict[tuple[Router, ...], tuple[Any, ...]] = {}
 
     def _prepare(self, endpoint: Endpoint) -> PreparedEndpoint:
-        states = tuple(value for router in endpoint.routers for value in router.states)
+        states = _states(endpoint.routers)
         multipart = next(
             (r.multipart_settings for r in reversed(endpoint.routers) if r.multipart_settings),
             None,
@@ -160,7 +169,7 @@ class App:
             return await self._accept_upgrade(plan, endpoint.subprotocols, request)
 
         return PreparedEndpoint(
-            endpoint, plan, compose(middlewares, upgrade if websocket else call)
+            endpoint, plan, compose(middlewares, upgrade if websocket else call), states
         )
 
     async def handle(self, request: Request) -> Response:
@@ -172,17 +181,22 @@ class App:
             found = self._table.match(WEBSOCKET, request.uri.raw_path)
             if type(found) is Found:
                 request.params = found.params
+                request._route_states = found.target.states
                 return await found.target.run(request)
         match = self._table.match(request.method, request.uri.raw_path)
         if type(match) is Found:
             request.params = match.params
+            request._route_states = match.target.states
             return await match.target.run(request)
         if type(match) is NotFound and match.fallback is not None:
+            request._route_states = match.fallback.states
             return await match.fallback.run(request)
         routers = getattr(match, "routers", None) or (self.router,)
         middlewares = self._unrouted_middlewares.get(routers)
         if middlewares is None:
             middlewares = self._unrouted_middlewares[routers] = _middlewares(routers)
+            self._unrouted_states[routers] = _states(routers)
+        request._route_states = self._unrouted_states[routers]
 
         async def answer(request: Request) -> Response:
             return self._answer_unrouted(match, request)

@@ -8,7 +8,7 @@ and the body size limit (413) is enforced there and nowhere else.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar, overload
 
 import attrs
@@ -20,9 +20,21 @@ from ._http.method import Method
 from ._http.tls import TLSInfo
 from ._http.url import Uri, parse_query
 
-__all__ = ["BodyReader", "Extensions", "Request"]
+__all__ = ["BodyReader", "Extensions", "Request", "find_state"]
 
 T = TypeVar("T")
+
+_NO_STATES: tuple[Any, ...] = ()
+
+
+def find_state(states: Iterable[Any], kind: type[T]) -> T | None:
+    """The first of ``states`` (outermost router first) that is a ``kind`` or a subclass's
+    instance, else ``None``: how both ``State[T]`` and :meth:`Request.state` look state up."""
+    for value in states:
+        if isinstance(value, kind):
+            return value
+    return None
+
 
 #: The default body size limit, as ``ServerConfig.max_body_size``.
 DEFAULT_BODY_LIMIT = 10 * 1024 * 1024
@@ -153,6 +165,10 @@ class Request:
     #: The ``:protocol`` of an HTTP/2 extended CONNECT (RFC 8441): ``"websocket"`` for a
     #: WebSocket opened over HTTP/2 (``method`` is then ``CONNECT``); ``None`` otherwise.
     connect_protocol: str | None = attrs.field(default=None, repr=False)
+    # Not a field: the state values of the routers that own the matched route (outermost
+    # first), which the app sets once routing is done. A class attribute until then, so a
+    # request costs nothing more to build.
+    _route_states = _NO_STATES
 
     @functools.cached_property
     def query_pairs(self) -> list[tuple[str, str]]:
@@ -200,6 +216,27 @@ class Request:
     def cookie(self, name: str) -> str | None:
         """The value of cookie ``name``, or ``None``."""
         return self._cookie_jar.get(name)
+
+    def state(self, kind: type[T]) -> T:
+        """The state value of type ``kind`` (or a subclass) visible to the matched route: the
+        value ``State[kind]`` gives a handler of that route, found the same way (the outermost
+        router's first). Usable from middleware and from ``FromRequest.from_request``. For a
+        request no route answers (404, 405, a redirect, ``OPTIONS``), the routers whose prefix
+        covers the path, the root router at least.
+
+        Raises ``LookupError`` when no such value is registered; escaping a handler or a
+        middleware, that is a 500 like any other bug."""
+        found = find_state(self._route_states, kind)
+        if found is None:
+            name = getattr(kind, "__qualname__", repr(kind))
+            raise LookupError(f"no state of type {name} is registered for {self.uri.raw_path}")
+        return found
+
+    @functools.cached_property
+    def _dependency_values(self) -> dict[type, Any]:
+        """What each ``FromRequest`` class resolved to for this request (its value, or the
+        ``Error`` it raised), so that it runs at most once per request. Made on first use."""
+        return {}
 
     async def read_body(self, on_chunk: Callable[[bytes], object] | None = None) -> bytes:
         """Read the whole body (once; later calls return the same bytes). ``on_chunk``, when

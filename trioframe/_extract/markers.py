@@ -89,14 +89,19 @@ class FromRequest:
     """Base class for custom extractors. Subclasses define::
 
         @classmethod
-        async def from_request(cls, request: Request) -> Self: ...
+        async def from_request(cls, request: Request, db: State[Db], ...) -> Self: ...
 
-    (a plain classmethod works too). Raising ``Error`` answers the request with it.
-    Cancellation: ``from_request`` runs in the request's task and may be cancelled at any
-    checkpoint, like the handler."""
+    (a plain classmethod works too). The parameters after ``request`` are extractors the
+    handler's plan fills (other ``FromRequest`` classes included); each class is resolved at
+    most once per request, so the handler and every dependency share its value. Raising
+    ``Error`` answers the request with it. Cancellation: ``from_request`` runs in the
+    request's task and may be cancelled at any checkpoint, like the handler."""
 
     is_trioframe_extractor: ClassVar[bool] = True
 
     @classmethod
-    def from_request(cls, request: Request) -> Any:
+    def from_request(cls, request: Request, *args: Any, **dependencies: Any) -> Any:
+        """Build the value for ``request``; ``dependencies`` are the extractor-annotated
+        parameters a subclass declares (``*args`` is there so that type checkers accept
+        any such parameters in an override). Subclasses must override it."""
         raise NotImplementedError(f"{cls.__name__} must define from_request")

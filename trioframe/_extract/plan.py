@@ -1,8 +1,11 @@
 """``build_plan``: analyse a handler once and return how to call it per request.
 
-A (predicate → step factory) table maps each parameter's annotation to a step. Unknown
-annotations are a ``ConfigurationError`` naming the handler and the parameter, raised when
-the app is frozen, never at the first request.
+A (predicate → step factory) table maps each parameter's annotation to a step. A
+``FromRequest`` parameter is a dependency: the parameters its ``from_request`` declares are
+planned the same way, depth first, each class once per handler (``_Planner.dependency``).
+The body readers found anywhere in that tree are checked together. Unknown annotations,
+cycles and readers that cannot share the body are a ``ConfigurationError`` naming the
+handler and the parameter, raised when the app is frozen, never at the first request.
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ from .._http.headers import Headers
 from .._http.method import Method
 from .._http.url import Uri
 from .._multipart.decoder import MultipartConfig
+from .._multipart.fields import FormReading
 from .._request import Request
 from .._websocket.connection import WebSocketConnection
+from .dependencies import dependency_name, dependency_signature, dependency_step
 from .markers import Body, FromRequest, Marker, StreamedBody
 from .sources import (
     Step,
@@ -30,7 +35,6 @@ from .sources import (
     body_step,
     extension_step,
     form_step,
-    from_request_step,
     json_step,
     or_error,
     path_step,
@@ -112,7 +116,6 @@ def _annotated_step(ctx: StepContext, annotation: Any) -> Step:
 STEP_TABLE: list[tuple[Callable[[Any], bool], Callable[[StepContext, Any], Step]]] = [
     (lambda a: _marker(a) is not None, _annotated_step),
     (lambda a: _class_kind(a) is not None, lambda _ctx, a: _BY_CLASS[_class_kind(a)]),  # type: ignore[index]
-    (_is_custom, lambda _ctx, a: from_request_step(a)),
 ]
 
 
@@ -146,18 +149,6 @@ def _handler_name(handler: Callable[..., Any]) -> str:
     return f"{module}.{getattr(handler, '__qualname__', type(handler).__qualname__)}"
 
 
-def _step_for(ctx: StepContext, annotation: Any) -> Step:
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        rest = strip_error(typing.get_args(annotation))
-        if len(rest) < len(typing.get_args(annotation)):  # `X | Error`
-            inner = rest[0] if len(rest) == 1 else typing.Union[rest]  # noqa: UP007
-            return or_error(_step_for(ctx, inner))
-    for predicate, factory in STEP_TABLE:
-        if predicate(annotation):
-            return factory(ctx, annotation)
-    raise ctx.fail(f"no extractor for annotation {annotation!r}")
-
-
 def _streamed_body_step(kind: type[StreamedBody], config: MultipartConfig) -> Step:
     make: Any = kind  # a StreamedBody subclass takes (request, config)
 
@@ -168,19 +159,121 @@ def _streamed_body_step(kind: type[StreamedBody], config: MultipartConfig) -> St
     return streamed
 
 
-_BODY_MARKERS = frozenset({"json", "form"})
-
-
-def _reads_body(annotation: Any) -> bool:
-    """Whether an annotation consumes the request body (refused on WebSocket routes)."""
+def _body_reader(annotation: Any) -> str | None:
+    """Which kind of body reader an annotation is (``Request``, ``Body``, ``Json``, ``Form``,
+    ``Multipart``), ``None`` when it does not read the body."""
     marker = _marker(annotation)
     if marker is not None:
-        return marker.source in _BODY_MARKERS
-    return isinstance(annotation, type) and issubclass(annotation, Body | StreamedBody)
+        return {"json": "Json", "form": "Form"}.get(marker.source)
+    if isinstance(annotation, type):
+        if issubclass(annotation, StreamedBody):
+            return "Multipart"
+        if issubclass(annotation, Request):
+            return "Request"
+        if issubclass(annotation, Body):
+            return "Body"
+    return None
 
 
 def _is_websocket(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, WebSocketConnection)
+
+
+#: Readers that take a multipart body too: beside a streamed one (``Multipart``) they would
+#: find it gone, and beside a ``Form`` they make it read from the buffered body.
+_READS_ANY_BODY = frozenset({"Request", "Body", "Form", "Multipart"})
+
+
+@attrs.define
+class _Planner:
+    """One handler's planning: the settings every step factory may need, the body readers
+    found anywhere in the dependency tree (kind, where), and the ``FromRequest`` classes
+    planned so far (each class gets one step per handler) or being planned (a cycle)."""
+
+    handler: str
+    route_params: tuple[str, ...]
+    states: tuple[Any, ...]
+    multipart: MultipartConfig
+    websocket: bool
+    max_json_size: int
+    form_reading: FormReading = attrs.Factory(FormReading)
+    readers: list[tuple[str, str]] = attrs.Factory(list)
+    planned: dict[type, Step] = attrs.Factory(dict)
+    resolving: list[type] = attrs.Factory(list)
+
+    def context(self, parameter: str, dependency: str | None = None) -> StepContext:
+        return StepContext(
+            self.handler,
+            parameter,
+            self.route_params,
+            self.states,
+            self.max_json_size,
+            dependency=dependency,
+            multipart=self.multipart,
+            form_reading=self.form_reading,
+        )
+
+    def step_for(self, ctx: StepContext, annotation: Any) -> Step:
+        """The step for one parameter of the handler or of a dependency."""
+        if annotation is inspect.Parameter.empty:
+            raise ctx.fail("it has no annotation; annotate it with an extractor")
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+            rest = strip_error(typing.get_args(annotation))
+            if len(rest) < len(typing.get_args(annotation)):  # `X | Error`
+                inner = rest[0] if len(rest) == 1 else typing.Union[rest]  # noqa: UP007
+                return or_error(self.step_for(ctx, inner))
+        if _is_websocket(annotation):
+            raise ctx.fail("WebSocketConnection is only available to a WebSocket handler itself")
+        reader = _body_reader(annotation)
+        if reader is not None:
+            if self.websocket:
+                raise ctx.fail("a WebSocket upgrade request has no body to extract")
+            where = f"{ctx.parameter!r}"
+            if ctx.dependency is not None:
+                where = f"{where} of {ctx.dependency}"
+            self.readers.append((reader, where))
+        if reader == "Multipart":
+            return _streamed_body_step(annotation, self.multipart)
+        if _is_custom(annotation):
+            return self.dependency(annotation)
+        for predicate, factory in STEP_TABLE:
+            if predicate(annotation):
+                return factory(ctx, annotation)
+        raise ctx.fail(f"no extractor for annotation {annotation!r}")
+
+    def dependency(self, kind: type[FromRequest]) -> Step:
+        """The one step resolving ``kind`` in this plan, its own parameters planned first."""
+        step = self.planned.get(kind)
+        if step is not None:
+            return step
+        if kind in self.resolving:
+            cycle = [*self.resolving[self.resolving.index(kind) :], kind]
+            names = " -> ".join(k.__qualname__ for k in cycle)
+            raise ConfigurationError(f"handler {self.handler}: dependency cycle {names}")
+        self.resolving.append(kind)
+        name = dependency_name(kind)
+        steps = tuple(
+            (param, self.step_for(self.context(param, name), annotation))
+            for param, annotation in dependency_signature(kind, self.handler)
+        )
+        self.resolving.pop()
+        step = self.planned[kind] = dependency_step(kind, steps)
+        return step
+
+    def check_body_readers(self) -> None:
+        """Refuse two readers that cannot share the body; decide how ``Form`` reads it."""
+        kinds = [kind for kind, _ in self.readers]
+        if "Multipart" in kinds:
+            stream = self.readers[kinds.index("Multipart")]
+            for other in self.readers:
+                if other is not stream and other[0] in _READS_ANY_BODY:
+                    raise ConfigurationError(
+                        f"handler {self.handler}: {other[1]} ({other[0]}) and {stream[1]} "
+                        "(Multipart) both read the body, which Multipart streams once; "
+                        "take one or the other"
+                    )
+        sharing = [kind for kind in kinds if kind in _READS_ANY_BODY]
+        self.form_reading.streams = sharing == ["Form"]
 
 
 def build_plan(
@@ -205,12 +298,13 @@ def build_plan(
         raise ConfigurationError(
             f"cannot resolve the annotations of handler {name}: {exc}"
         ) from exc
+    planner = _Planner(
+        name, route_params, states, multipart or MultipartConfig(), websocket, max_json_size
+    )
     steps: list[tuple[str, Step]] = []
-    streams: list[str] = []
-    buffers: list[str] = []
     sockets: list[str] = []
     for param in inspect.signature(handler).parameters.values():
-        ctx = StepContext(name, param.name, route_params, states, max_json_size)
+        ctx = planner.context(param.name)
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ctx.fail("*args/**kwargs are not extractors")
         annotation = hints.get(param.name, inspect.Parameter.empty)
@@ -219,30 +313,17 @@ def build_plan(
                 raise ctx.fail("WebSocketConnection is only available on Router.websocket routes")
             sockets.append(param.name)
             continue
-        if websocket and _reads_body(annotation):
-            raise ctx.fail("a WebSocket upgrade request has no body to extract")
-        if isinstance(annotation, type) and issubclass(annotation, StreamedBody):
-            streams.append(param.name)
-            limits = multipart or MultipartConfig()
-            steps.append((param.name, _streamed_body_step(annotation, limits)))
-            continue
-        if _class_kind(annotation) is Request:
-            buffers.append(param.name)
-        steps.append((param.name, _step_for(ctx, annotation)))
-    if streams and buffers:
-        raise ConfigurationError(
-            f"handler {name}: {buffers[0]!r} (Request) buffers the body and {streams[0]!r} "
-            "(Multipart) streams it; take one or the other"
-        )
+        steps.append((param.name, planner.step_for(ctx, annotation)))
+    planner.check_body_readers()
     if websocket and len(sockets) != 1:
         raise ConfigurationError(
             f"WebSocket handler {name} must take exactly one WebSocketConnection parameter"
         )
-    config = (multipart or MultipartConfig()) if streams else None
+    streams = any(kind == "Multipart" for kind, _ in planner.readers)
     return HandlerPlan(
         handler=handler,
         steps=tuple(steps),
         name=name,
-        multipart=config,
+        multipart=planner.multipart if streams else None,
         websocket_param=sockets[0] if sockets else None,
     )

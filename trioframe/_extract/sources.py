@@ -31,7 +31,9 @@ from .._errors import (
     ValidationError,
 )
 from .._http.url import QueryDecoder
-from .._request import Request
+from .._multipart.decoder import MultipartConfig
+from .._multipart.fields import FormReading, read_form_fields
+from .._request import Request, find_state
 from .convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
 from .markers import Body
 
@@ -49,17 +51,26 @@ _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
 @attrs.frozen
 class StepContext:
     """What a factory may look at: the handler's name (for messages), the parameter, the
-    route's parameter names, the registered state values (outermost router first), and the
-    largest JSON body ``Json[T]`` parses."""
+    route's parameter names, the registered state values (outermost router first), the
+    largest JSON body ``Json[T]`` parses, the ``FromRequest`` dependency whose parameter this
+    is (``None`` for the handler's own), the route's multipart limits, and how ``Form`` reads
+    a multipart body in this plan."""
 
     handler: str
     parameter: str
     route_params: tuple[str, ...]
     states: tuple[Any, ...]
     max_json_size: int = 256 * 1024
+    dependency: str | None = None
+    multipart: MultipartConfig = attrs.Factory(MultipartConfig)
+    form_reading: FormReading = attrs.Factory(FormReading)
 
     def fail(self, reason: str) -> ConfigurationError:
-        return ConfigurationError(f"handler {self.handler}, parameter {self.parameter!r}: {reason}")
+        """The startup error for this parameter, naming the handler (and the dependency)."""
+        owner = f"handler {self.handler}"
+        if self.dependency is not None:
+            owner = f"{owner}, dependency {self.dependency}"
+        return ConfigurationError(f"{owner}, parameter {self.parameter!r}: {reason}")
 
 
 def _fields_of(kind: Any) -> dict[str, Any] | None:
@@ -197,9 +208,19 @@ def form_step(ctx: StepContext, kind: Any) -> Step:
         build = _pairs_to_object(kind, "body")
     except TypeError as exc:
         raise ctx.fail(str(exc)) from None
+    # A file part named like one of T's fields is refused; other file parts are skipped.
+    fields = _fields_of(kind)
+    refused = frozenset(fields or ())
+    limits, reading = ctx.multipart, ctx.form_reading
 
     async def from_form(request: Request) -> Any:
-        _require_media_type(request, _is_form, "application/x-www-form-urlencoded")
+        media = _media_type(request)
+        if media == "multipart/form-data":
+            return build(await read_form_fields(request, limits, refused, reading.streams))
+        if not _is_form(media):
+            raise UnsupportedMediaType(
+                "expected Content-Type application/x-www-form-urlencoded or multipart/form-data"
+            )
         decoder = QueryDecoder()
         try:  # decoded a chunk at a time as the body arrives
             await request.read_body(decoder.feed)
@@ -332,7 +353,7 @@ def _require_media_type(request: Request, accepts: Callable[[str], bool], wanted
 
 # -- State, Extension and the class-based kinds ----------------------------------------------
 def state_step(ctx: StepContext, kind: Any) -> Step:
-    found = next((value for value in ctx.states if isinstance(value, kind)), None)
+    found = find_state(ctx.states, kind)
     if found is not None:
 
         async def constant(_: Request) -> Any:
@@ -356,18 +377,6 @@ def extension_step(ctx: StepContext, kind: Any) -> Step:
 
 async def body_step(request: Request) -> Body:
     return Body(await request.read_body())
-
-
-def from_request_step(kind: type) -> Step:
-    method = kind.from_request  # type: ignore[attr-defined]
-
-    async def custom(request: Request) -> Any:
-        value = method(request)
-        if isinstance(value, Awaitable):
-            value = await value
-        return value
-
-    return custom
 
 
 def or_error(step: Step) -> Step:
