@@ -18,6 +18,7 @@ import attrs
 
 from ._errors import ConfigurationError, Error
 from ._extract import HandlerPlan, build_plan
+from ._lifespan import Lifespan, plan_lifespans
 from ._protocol.websocket import is_websocket_upgrade
 from ._response import Response, to_response
 from ._routing.results import (
@@ -126,13 +127,22 @@ class App:
         self.max_body_size = max_body_size
         self.max_json_size = max_json_size
         self.websocket = websocket or WebSocketPolicy()
+        #: every lifespan, in the order they are entered; their values are state
+        self.lifespans = plan_lifespans(router)
+        self._lifespans_of: dict[Router, list[Lifespan]] = {}
+        for lifespan in self.lifespans:
+            self._lifespans_of.setdefault(lifespan.owner, []).append(lifespan)
         self._table = router.freeze(self._prepare)
         self._has_websockets = any(e.is_websocket for e in self._table.endpoints)
         #: middleware around answers no endpoint gives (404, 405, 308, OPTIONS), per router scope
         self._unrouted_middlewares: dict[tuple[Router, ...], list[Middleware]] = {}
 
     def _prepare(self, endpoint: Endpoint) -> PreparedEndpoint:
-        states = tuple(value for router in endpoint.routers for value in router.states)
+        states = tuple(
+            value
+            for router in endpoint.routers
+            for value in (*router.states, *self._lifespans_of.get(router, ()))
+        )
         multipart = next(
             (r.multipart_settings for r in reversed(endpoint.routers) if r.multipart_settings),
             None,

@@ -19,6 +19,7 @@ from ._http.headers import Headers
 from ._http.method import Method
 from ._http.tls import TLSInfo
 from ._http.url import Uri, parse_query
+from ._shutdown import Shutdown
 
 __all__ = ["BodyReader", "Extensions", "Request"]
 
@@ -153,6 +154,9 @@ class Request:
     #: The ``:protocol`` of an HTTP/2 extended CONNECT (RFC 8441): ``"websocket"`` for a
     #: WebSocket opened over HTTP/2 (``method`` is then ``CONNECT``); ``None`` otherwise.
     connect_protocol: str | None = attrs.field(default=None, repr=False)
+    #: The server's graceful-shutdown signal (what the ``Shutdown`` extractor gives);
+    #: ``None`` for a request no server is serving.
+    shutdown_signal: Shutdown | None = attrs.field(default=None, repr=False)
 
     @functools.cached_property
     def query_pairs(self) -> list[tuple[str, str]]:

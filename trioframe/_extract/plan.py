@@ -15,13 +15,14 @@ from typing import Annotated, Any
 
 import attrs
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, Error
 from .._http.cookies import CookieJar
 from .._http.headers import Headers
 from .._http.method import Method
 from .._http.url import Uri
 from .._multipart.decoder import MultipartConfig
 from .._request import Request
+from .._shutdown import Shutdown
 from .._websocket.connection import WebSocketConnection
 from .markers import Body, FromRequest, Marker, StreamedBody
 from .sources import (
@@ -63,6 +64,13 @@ async def _cookies(request: Request) -> CookieJar:
     return request.cookies()
 
 
+async def _shutdown(request: Request) -> Shutdown:
+    shutdown = request.shutdown_signal
+    if shutdown is None:
+        raise Error.internal("Shutdown is only available while a server serves the request")
+    return shutdown
+
+
 _BY_CLASS: dict[type, Step] = {
     Request: _whole_request,
     Headers: _headers,
@@ -70,6 +78,7 @@ _BY_CLASS: dict[type, Step] = {
     Uri: _uri,
     Body: body_step,
     CookieJar: _cookies,
+    Shutdown: _shutdown,
 }
 
 _BY_MARKER: dict[str, Callable[[StepContext, Any], Step]] = {

@@ -31,6 +31,7 @@ from .._errors import (
     ValidationError,
 )
 from .._http.url import QueryDecoder
+from .._lifespan import Lifespan
 from .._request import Request
 from .convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
 from .markers import Body
@@ -332,14 +333,28 @@ def _require_media_type(request: Request, accepts: Callable[[str], bool], wanted
 
 # -- State, Extension and the class-based kinds ----------------------------------------------
 def state_step(ctx: StepContext, kind: Any) -> Step:
-    found = next((value for value in ctx.states if isinstance(value, kind)), None)
-    if found is not None:
-
-        async def constant(_: Request) -> Any:
-            return found
-
-        return constant
+    for found in ctx.states:
+        if isinstance(found, Lifespan):  # its value exists once the lifespan is entered
+            index = found.index_of(kind)
+            if index is not None:
+                return _lifespan_value_step(found, index)
+        elif isinstance(found, kind):
+            return _constant_step(found)
     raise ctx.fail(f"no state of type {getattr(kind, '__name__', kind)} is registered")
+
+
+def _constant_step(value: Any) -> Step:
+    async def constant(_: Request) -> Any:
+        return value
+
+    return constant
+
+
+def _lifespan_value_step(lifespan: Lifespan, index: int) -> Step:
+    async def from_lifespan(_: Request) -> Any:
+        return lifespan.value(index)
+
+    return from_lifespan
 
 
 def extension_step(ctx: StepContext, kind: Any) -> Step:
