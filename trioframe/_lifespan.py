@@ -90,12 +90,17 @@ class Lifespan:
         return len(required)
 
     def _declared_type(self) -> Any:
-        """The type the annotation says is yielded; ``None`` when there is no annotation."""
+        """The type the annotation says is yielded; ``None`` when there is no annotation. For
+        a context manager class, the return annotation of its ``__aenter__``."""
+        enter = getattr(self.function, "__aenter__", None)
+        is_class = isinstance(self.function, type) and enter is not None
         try:
-            hints = typing.get_type_hints(self.function)
+            hints = typing.get_type_hints(enter if is_class else self.function)
         except Exception as exc:
             raise self._fail(f"cannot resolve its annotations: {exc}") from exc
         annotation = hints.get("return")
+        if is_class:
+            return self.function if annotation is typing.Self else annotation
         if annotation is None:
             return None
         if typing.get_origin(annotation) in _YIELDING:

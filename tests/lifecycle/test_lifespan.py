@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import pytest
 import trio
@@ -22,6 +22,14 @@ class Db:
 
 class Cache:
     pass
+
+
+class Pool:
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
 
 
 def recording(log: list[str], name: str) -> Any:
@@ -105,6 +113,29 @@ async def test_a_context_manager_class_annotated_with_its_value_type() -> None:
 
     async with TestClient(Router().lifespan(lifespan).get("/", name)) as client:
         assert (await client.get("/")).text == "from a class"
+
+
+async def test_a_context_manager_class_declares_its_value_by_aenter() -> None:
+    class Connect:
+        async def __aenter__(self) -> Db:
+            return Db("from __aenter__")
+
+        async def __aexit__(self, *exc_info: object) -> None:
+            return None
+
+    async def name(db: State[Db]) -> str:
+        return db.name
+
+    async with TestClient(Router().lifespan(Connect).get("/", name)) as client:
+        assert (await client.get("/")).text == "from __aenter__"
+
+
+async def test_a_context_manager_class_whose_aenter_returns_self_is_its_own_state() -> None:
+    async def kind(pool: State[Pool]) -> str:
+        return type(pool).__name__
+
+    async with TestClient(Router().lifespan(Pool).get("/", kind)) as client:
+        assert (await client.get("/")).text == "Pool"
 
 
 async def test_a_nested_routers_lifespan_state_is_visible_to_its_routes_only() -> None:
