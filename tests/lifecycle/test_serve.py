@@ -91,3 +91,30 @@ def test_run_logs_one_line_and_exits_3_when_a_lifespan_fails(
     assert errors[0].exc_info is None
     message = errors[0].getMessage()
     assert "connect_db" in message and "RuntimeError: database unreachable" in message
+
+
+async def test_a_failing_background_task_stops_the_server_and_serve_raises_it() -> None:
+    log: list[str] = []
+
+    async def failing() -> None:
+        raise ValueError("the cache refresh broke")
+
+    @asynccontextmanager
+    async def lifespan() -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            log.append("exit")
+
+    @asynccontextmanager
+    async def starts_failing_task(nursery: trio.Nursery) -> AsyncIterator[None]:
+        nursery.start_soon(failing)
+        yield
+
+    server = Server(Router().lifespan(lifespan).lifespan(starts_failing_task), "127.0.0.1:0")
+    with (
+        trio.fail_after(10),
+        pytest.RaisesGroup(pytest.RaisesExc(ValueError, match="broke"), flatten_subgroups=True),
+    ):
+        await server.serve()
+    assert log == ["exit"]
