@@ -16,7 +16,7 @@ import collections.abc
 import contextlib
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ._errors import ConfigurationError, Error
@@ -119,12 +119,19 @@ class Lifespan:
             return origin
         raise self._fail(f"cannot register a value of type {kind!r} as state: name a class")
 
-    def index_of(self, kind: Any) -> int | None:
-        """Which of the declared values a ``State[kind]`` reads (the first of that class or a
-        subclass), or ``None``."""
+    def state_step(self, kind: Any) -> Callable[[Any], Awaitable[Any]] | None:
+        """The extractor step of a ``State[kind]`` this lifespan provides (it reads the first
+        declared value of that class or a subclass, per request), or ``None``."""
         if not isinstance(kind, type):
             return None
-        return next((i for i, cls in enumerate(self.provides) if issubclass(cls, kind)), None)
+        index = next((i for i, cls in enumerate(self.provides) if issubclass(cls, kind)), None)
+        if index is None:
+            return None
+
+        async def from_lifespan(_request: Any) -> Any:
+            return self.value(index)
+
+        return from_lifespan
 
     # -- while serving ----------------------------------------------------------------------
     def open(self, nursery: object) -> contextlib.AbstractAsyncContextManager[Any]:

@@ -335,9 +335,9 @@ def _require_media_type(request: Request, accepts: Callable[[str], bool], wanted
 def state_step(ctx: StepContext, kind: Any) -> Step:
     for found in ctx.states:
         if isinstance(found, Lifespan):  # its value exists once the lifespan is entered
-            index = found.index_of(kind)
-            if index is not None:
-                return _lifespan_value_step(found, index)
+            step = found.state_step(kind)
+            if step is not None:
+                return step
         elif isinstance(found, kind):
             return _constant_step(found)
     raise ctx.fail(f"no state of type {getattr(kind, '__name__', kind)} is registered")
@@ -348,13 +348,6 @@ def _constant_step(value: Any) -> Step:
         return value
 
     return constant
-
-
-def _lifespan_value_step(lifespan: Lifespan, index: int) -> Step:
-    async def from_lifespan(_: Request) -> Any:
-        return lifespan.value(index)
-
-    return from_lifespan
 
 
 def extension_step(ctx: StepContext, kind: Any) -> Step:
