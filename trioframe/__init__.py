@@ -48,6 +48,7 @@ from ._response import ServerSentEvent as ServerSentEvent
 from ._routing import Router as Router
 from ._server.config import ServerConfig as ServerConfig
 from ._server.serve import Server as Server
+from ._shutdown import Shutdown as Shutdown
 from ._websocket import Message as Message
 from ._websocket import WebSocketClosed as WebSocketClosed
 from ._websocket import WebSocketConnection as WebSocketConnection
@@ -108,6 +109,7 @@ __all__ = [
     "Server",
     "ServerConfig",
     "ServerSentEvent",
+    "Shutdown",
     "State",
     "StatusCode",
     "TimeoutMiddleware",

@@ -1,7 +1,8 @@
 """The command line: ``python -m trioframe run MODULE:ATTR`` (also the ``trioframe`` script).
 
 ``ATTR`` names a ``Router`` (or a zero-argument callable returning one) in ``MODULE``.
-The server runs until SIGINT/SIGTERM, then shuts down gracefully and exits 0.
+The server runs until SIGINT/SIGTERM, then shuts down gracefully and exits 0. A broken router
+or a lifespan that fails while entering is one line on stderr and exit status 3.
 """
 
 from __future__ import annotations

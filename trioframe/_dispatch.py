@@ -18,6 +18,7 @@ import attrs
 
 from ._errors import ConfigurationError, Error
 from ._extract import HandlerPlan, build_plan
+from ._lifespan import Lifespan, plan_lifespans
 from ._protocol.websocket import is_websocket_upgrade
 from ._response import Response, to_response
 from ._routing.results import (
@@ -63,10 +64,6 @@ class PreparedEndpoint:
 
 def _middlewares(routers: tuple[Router, ...]) -> list[Middleware]:
     return [mw for router in routers for mw in router.middlewares]
-
-
-def _states(routers: tuple[Router, ...]) -> tuple[Any, ...]:
-    return tuple(value for router in routers for value in router.states)
 
 
 def _error_response(error: Exception, request: Request) -> Response:
@@ -133,6 +130,11 @@ class App:
         self.max_body_size = max_body_size
         self.max_json_size = max_json_size
         self.websocket = websocket or WebSocketPolicy()
+        #: every lifespan, in the order they are entered; their values are state
+        self.lifespans = plan_lifespans(router)
+        self._lifespans_of: dict[Router, list[Lifespan]] = {}
+        for lifespan in self.lifespans:
+            self._lifespans_of.setdefault(lifespan.owner, []).append(lifespan)
         self._table = router.freeze(self._prepare)
         self._has_websockets = any(e.is_websocket for e in self._table.endpoints)
         #: middleware around answers no endpoint gives (404, 405, 308, OPTIONS), per router scope
@@ -140,8 +142,17 @@ class App:
         #: the state values ``request.state`` finds for those answers, per router scope
         self._unrouted_states: dict[tuple[Router, ...], tuple[Any, ...]] = {}
 
+    def _states_of(self, routers: tuple[Router, ...]) -> tuple[Any, ...]:
+        """The state of a route owned by ``routers`` (outermost first): each router's values,
+        then its lifespans (whose values exist once they are entered)."""
+        return tuple(
+            value
+            for router in routers
+            for value in (*router.states, *self._lifespans_of.get(router, ()))
+        )
+
     def _prepare(self, endpoint: Endpoint) -> PreparedEndpoint:
-        states = _states(endpoint.routers)
+        states = self._states_of(endpoint.routers)
         multipart = next(
             (r.multipart_settings for r in reversed(endpoint.routers) if r.multipart_settings),
             None,
@@ -195,7 +206,7 @@ class App:
         middlewares = self._unrouted_middlewares.get(routers)
         if middlewares is None:
             middlewares = self._unrouted_middlewares[routers] = _middlewares(routers)
-            self._unrouted_states[routers] = _states(routers)
+            self._unrouted_states[routers] = self._states_of(routers)
         request._route_states = self._unrouted_states[routers]
 
         async def answer(request: Request) -> Response:

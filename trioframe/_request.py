@@ -19,19 +19,33 @@ from ._http.headers import Headers
 from ._http.method import Method
 from ._http.tls import TLSInfo
 from ._http.url import Uri, parse_query
+from ._shutdown import Shutdown
 
-__all__ = ["BodyReader", "Extensions", "Request", "find_state"]
+__all__ = ["BodyReader", "Extensions", "Request", "StateProvider", "find_state"]
 
 T = TypeVar("T")
 
 _NO_STATES: tuple[Any, ...] = ()
 
 
+class StateProvider:
+    """A state entry whose values exist only while the server runs (a lifespan's yielded
+    values): ``provided(kind)`` is the value of that class it holds, or ``None``."""
+
+    def provided(self, kind: type[T]) -> T | None:
+        raise NotImplementedError
+
+
 def find_state(states: Iterable[Any], kind: type[T]) -> T | None:
     """The first of ``states`` (outermost router first) that is a ``kind`` or a subclass's
-    instance, else ``None``: how both ``State[T]`` and :meth:`Request.state` look state up."""
+    instance, or that provides one, else ``None``: how :meth:`Request.state` looks state up
+    (``State[T]`` plans the same lookup once, in ``_extract/sources.state_step``)."""
     for value in states:
-        if isinstance(value, kind):
+        if isinstance(value, StateProvider):
+            provided = value.provided(kind)
+            if provided is not None:
+                return provided
+        elif isinstance(value, kind):
             return value
     return None
 
@@ -165,6 +179,10 @@ class Request:
     #: The ``:protocol`` of an HTTP/2 extended CONNECT (RFC 8441): ``"websocket"`` for a
     #: WebSocket opened over HTTP/2 (``method`` is then ``CONNECT``); ``None`` otherwise.
     connect_protocol: str | None = attrs.field(default=None, repr=False)
+    #: The server's graceful-shutdown signal (what the ``Shutdown`` extractor gives);
+    #: ``None`` for a request no server is serving.
+    shutdown_signal: Shutdown | None = attrs.field(default=None, repr=False)
+
     # Not a field: the state values of the routers that own the matched route (outermost
     # first), which the app sets once routing is done. A class attribute until then, so a
     # request costs nothing more to build.

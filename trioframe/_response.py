@@ -168,7 +168,13 @@ class Response:
     @classmethod
     def sse(cls, events: AsyncIterable[str | ServerSentEvent]) -> Response:
         """``text/event-stream``: each ``str`` is sent as ``data:`` lines, each
-        ``ServerSentEvent`` with its fields."""
+        ``ServerSentEvent`` with its fields.
+
+        The stream ends cleanly when graceful shutdown begins: the wait for the next event is
+        cancelled (the iterator is closed), the body is terminated properly and the connection
+        closes, so an EventSource client reconnects (to another instance) without an error.
+        Any streamed ``text/event-stream`` response is treated the same; other streams keep
+        going until ``shutdown_timeout``."""
         response = cls(
             200,
             b"",

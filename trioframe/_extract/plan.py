@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import attrs
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, Error
 from .._http.cookies import CookieJar
 from .._http.headers import Headers
 from .._http.method import Method
@@ -26,6 +26,7 @@ from .._http.url import Uri
 from .._multipart.decoder import MultipartConfig
 from .._multipart.fields import FormReading
 from .._request import Request
+from .._shutdown import Shutdown
 from .._websocket.connection import WebSocketConnection
 from .dependencies import dependency_name, dependency_signature, dependency_step
 from .markers import Body, FromRequest, Marker, StreamedBody
@@ -67,6 +68,13 @@ async def _cookies(request: Request) -> CookieJar:
     return request.cookies()
 
 
+async def _shutdown(request: Request) -> Shutdown:
+    shutdown = request.shutdown_signal
+    if shutdown is None:
+        raise Error.internal("Shutdown is only available while a server serves the request")
+    return shutdown
+
+
 _BY_CLASS: dict[type, Step] = {
     Request: _whole_request,
     Headers: _headers,
@@ -74,6 +82,7 @@ _BY_CLASS: dict[type, Step] = {
     Uri: _uri,
     Body: body_step,
     CookieJar: _cookies,
+    Shutdown: _shutdown,
 }
 
 _BY_MARKER: dict[str, Callable[[StepContext, Any], Step]] = {

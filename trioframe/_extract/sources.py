@@ -31,9 +31,10 @@ from .._errors import (
     ValidationError,
 )
 from .._http.url import QueryDecoder
+from .._lifespan import Lifespan
 from .._multipart.decoder import MultipartConfig
 from .._multipart.fields import FormReading, read_form_fields
-from .._request import Request, find_state
+from .._request import Request
 from .convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
 from .markers import Body
 
@@ -353,14 +354,21 @@ def _require_media_type(request: Request, accepts: Callable[[str], bool], wanted
 
 # -- State, Extension and the class-based kinds ----------------------------------------------
 def state_step(ctx: StepContext, kind: Any) -> Step:
-    found = find_state(ctx.states, kind)
-    if found is not None:
-
-        async def constant(_: Request) -> Any:
-            return found
-
-        return constant
+    for found in ctx.states:
+        if isinstance(found, Lifespan):  # its value exists once the lifespan is entered
+            step = found.state_step(kind)
+            if step is not None:
+                return step
+        elif isinstance(found, kind):
+            return _constant_step(found)
     raise ctx.fail(f"no state of type {getattr(kind, '__name__', kind)} is registered")
+
+
+def _constant_step(value: Any) -> Step:
+    async def constant(_: Request) -> Any:
+        return value
+
+    return constant
 
 
 def extension_step(ctx: StepContext, kind: Any) -> Step:

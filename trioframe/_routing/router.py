@@ -79,6 +79,8 @@ class Router:
         self.states: list[Any] = []
         #: Limits for ``Multipart`` on this router's routes (``None``: inherit or default).
         self.multipart_settings: Any = None
+        #: lifespan functions in the order registered
+        self.lifespans: list[Callable[..., Any]] = []
 
     def __repr__(self) -> str:
         return f"<Router routes={len(self._routes)} nested={len(self._nests)}>"
@@ -292,6 +294,48 @@ class Router:
         :attr:`states`)."""
         self.states.append(value)
         return self
+
+    @overload
+    def lifespan(self, fn: None = None) -> Callable[[H], H]: ...
+    @overload
+    def lifespan(self, fn: Callable[..., Any]) -> Self: ...
+    def lifespan(self, fn: Callable[..., Any] | None = None) -> Any:
+        """Register a lifespan: an async context manager function (``@asynccontextmanager``)
+        taking nothing or one ``trio.Nursery`` (the app nursery, whose tasks run until
+        shutdown). The server enters it before accepting the first connection and exits it
+        after graceful shutdown has drained the connections and cancelled the app nursery's
+        tasks. The value it yields, unless ``None``, is state for this router's routes (a
+        tuple: each item), typed by the function's return annotation
+        (``-> AsyncIterator[Db]``). Several lifespans, nested routers' included, are entered
+        in order (this router's first, then each nested router's) and exited in reverse."""
+
+        def register(function: H) -> H:
+            if not callable(function):
+                raise ConfigurationError(f"a lifespan must be callable, not {function!r}")
+            self.lifespans.append(function)
+            return function
+
+        if fn is None:
+            return register
+        register(fn)
+        return self
+
+    def all_lifespans(self) -> list[tuple[Router, Callable[..., Any]]]:
+        """``(owner, function)`` for the lifespans of this router and of every router nested
+        in it (depth-first, in nesting order, each router once): the order they are entered."""
+        found: list[tuple[Router, Callable[..., Any]]] = []
+        seen: set[int] = set()
+
+        def visit(router: Router) -> None:
+            if id(router) in seen:
+                return
+            seen.add(id(router))
+            found.extend((router, function) for function in router.lifespans)
+            for _, sub in router._nests:
+                visit(sub)
+
+        visit(self)
+        return found
 
     def multipart_config(self, config: Any) -> Self:
         """Limits (a ``MultipartConfig``) for the ``Multipart`` extractor on this router's

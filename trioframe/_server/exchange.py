@@ -34,6 +34,7 @@ from .._http.url import Uri
 from .._protocol.errors import ProtocolError, UnsendableResponse
 from .._protocol.finalize import body_allowed, final_headers
 from .._request import BodyReader, Request
+from .._response import CT_SSE
 from .._websocket.accept import WebSocketAccept
 from .clock import http_date
 
@@ -158,6 +159,7 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> None:
         content_length=head.content_length,
         tls=exchange.tls,
         connect_protocol=head.protocol,
+        shutdown_signal=state.shutdown,
     )
     try:
         response = await state.app.handle(request)
@@ -214,9 +216,10 @@ async def _respond(exchange: Exchange, response: Response, state: ServingState) 
     status = response.status
     headers = final_headers(response.headers, status, None, http_date())
     send_body = body_allowed(exchange.head.method, status)
+    events = _is_event_stream(headers)
     async with aclosing(stream):  # type: ignore[type-var]
         await exchange.send_head(status, headers)
-        if send_body and not await _send_stream(exchange, stream, state):
+        if send_body and not await _send_stream(exchange, stream, state, events=events):
             return
         try:
             await exchange.send_end()
@@ -226,14 +229,18 @@ async def _respond(exchange: Exchange, response: Response, state: ServingState) 
 
 
 async def _send_stream(
-    exchange: Exchange, stream: AsyncIterable[bytes], state: ServingState
+    exchange: Exchange, stream: AsyncIterable[bytes], state: ServingState, *, events: bool
 ) -> bool:
-    """Send the chunks of a streamed body; False when it failed (logged; the exchange is
-    aborted, since the head is out and no error status can be sent any more)."""
+    """Send the chunks of a streamed body (``events``: an event stream, which also ends at
+    shutdown); False when it failed (logged; the exchange is aborted, since the head is out
+    and no error status can be sent any more)."""
     try:
-        async for chunk in stream:
-            if chunk:
-                await exchange.send_data(chunk)
+        if events:
+            await _send_events(exchange, stream, state)
+        else:
+            async for chunk in stream:
+                if chunk:
+                    await exchange.send_data(chunk)
     except ExchangeGone:
         raise
     except Exception:
@@ -241,6 +248,37 @@ async def _send_stream(
         exchange.abort()
         return False
     return True
+
+
+def _is_event_stream(headers: list[Header]) -> bool:
+    for name, value in headers:
+        if name == b"content-type":
+            return value.partition(b";")[0].strip().lower() == CT_SSE
+    return False
+
+
+async def _send_events(
+    exchange: Exchange, stream: AsyncIterable[bytes], state: ServingState
+) -> None:
+    """Send a ``text/event-stream`` body until it ends or graceful shutdown begins, whichever
+    comes first. ``state.begin_shutdown`` cancels the wait for the next event (never a write
+    in progress, so the framing stays whole); the body then ends like any other (the last
+    chunk on HTTP/1.1, ``END_STREAM`` on HTTP/2) and the connection closes, so an EventSource
+    client sees a complete response and reconnects without an error."""
+    iterator = aiter(stream)
+    waits = state.event_stream_waits
+    while not state.shutting_down:
+        chunk: bytes | None = None
+        with trio.CancelScope() as waiting:
+            waits.add(waiting)
+            try:
+                chunk = await anext(iterator, None)
+            finally:
+                waits.discard(waiting)
+        if chunk is None:  # the events ended, or shutdown began
+            return
+        if chunk:
+            await exchange.send_data(chunk)
 
 
 async def _switch_to_websocket(

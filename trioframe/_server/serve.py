@@ -23,6 +23,7 @@ from .._routing.router import Router
 from .._websocket.accept import WebSocketPolicy
 from .address import parse_address
 from .config import ServerConfig
+from .lifespan import Lifecycle
 from .state import ServingState
 from .streams import format_peer, serve_stream
 from .tls import server_context
@@ -58,6 +59,7 @@ class Server:
         self._state: ServingState | None = None
         self._shutdown_requested = trio.Event() if _in_trio() else None
         self._pending_shutdown = False
+        self._lifecycle: Lifecycle | None = None
 
     # -- building the shared state --------------------------------------------------------
     def _prepare(self) -> ServingState:
@@ -98,20 +100,28 @@ class Server:
         """Bind, report the bound ``(host, port)`` addresses to ``task_status``, and serve
         until cancelled or shut down.
 
-        Raises ``OSError`` when the address cannot be bound and ``ConfigurationError`` for a
-        broken router. Returns ``None`` after a graceful shutdown. Installs no signal
-        handlers. Cancelling it closes every connection at once (no grace period)."""
+        The router's lifespans are entered after binding and before the first connection is
+        accepted (so ``await nursery.start(server.serve)`` returns with their state ready),
+        and exited after graceful shutdown has drained the connections and the app
+        nursery's tasks have finished.
+
+        Raises ``OSError`` when the address cannot be bound, ``ConfigurationError`` for a
+        broken router, and what a lifespan raised while entering, as it is. Returns ``None``
+        after a graceful shutdown. Installs no signal handlers. Cancelling it closes every
+        connection at once (no grace period); the lifespans then exit under that
+        cancellation."""
         state = self._prepare()
-        state.shutting_down = False
+        state.renew_shutdown()
         self._shutdown_requested = trio.Event()
         if self._pending_shutdown:
             self._shutdown_requested.set()
         listeners = await trio.open_tcp_listeners(self.port, host=self.host)
+        lifecycle = self._lifecycle = Lifecycle(state.app.lifespans)
         try:
             addresses = [_sockname(listener) for listener in listeners]
             scheme = "http" if self.config.tls is None else "https"
             limiter = trio.Semaphore(self.config.max_connections)
-            async with trio.open_nursery() as connections:
+            async with lifecycle.running(), trio.open_nursery() as connections:
                 async with trio.open_nursery() as acceptors:
                     for listener in listeners:
                         acceptors.start_soon(
@@ -175,9 +185,10 @@ class Server:
             limiter.release()
 
     async def _drain(self, state: ServingState, connections: trio.Nursery) -> None:
-        """Graceful part of shutdown: idle connections close now, busy ones get until
-        ``shutdown_timeout``; then late requests are cancelled (503 where possible)."""
-        state.shutting_down = True
+        """Graceful part of shutdown: the ``Shutdown`` signal is set and event streams end,
+        idle connections close now, busy ones get until ``shutdown_timeout``; then late
+        requests are cancelled (503 where possible)."""
+        state.begin_shutdown()
         for connection in list(state.connections):
             connection.begin_shutdown()
         with trio.move_on_after(self.config.shutdown_timeout):
@@ -202,10 +213,19 @@ class Server:
         """Serve in a new trio run until SIGINT or SIGTERM, then shut down gracefully and
         return (a second signal exits the process at once). What ``serve()`` raises at
         startup (``OSError`` for an address in use, ``ConfigurationError``) is raised as it
-        is, not wrapped in an exception group. When the program has configured no logging,
-        trioframe's own lines (``trioframe serving on http://...``, shutdown) go to stderr."""
+        is, not wrapped in an exception group, except that a lifespan failing while entering
+        is logged in one line (its traceback at DEBUG level) and exits with status 3
+        (``SystemExit(3)``). When the program has configured no logging, trioframe's own
+        lines (``trioframe serving on http://...``, shutdown) go to stderr."""
         _log_to_stderr_if_unconfigured()
-        trio.run(self._run_until_signal)
+        try:
+            trio.run(self._run_until_signal)
+        except Exception as error:
+            lifecycle = self._lifecycle
+            if lifecycle is None or lifecycle.failed is None:
+                raise
+            _log_lifespan_failure(lifecycle.failed.name, error)
+            raise SystemExit(3) from None
 
     async def _run_until_signal(self) -> None:
         error: Exception | None = None
@@ -257,6 +277,17 @@ async def _evict_for_waiting_client(listener: trio.SocketListener, state: Servin
 async def _close_all(listeners: list[trio.SocketListener]) -> None:
     for listener in listeners:
         await trio.aclose_forcefully(listener)
+
+
+def _log_lifespan_failure(name: str, error: Exception) -> None:
+    """One line for a lifespan that failed to enter; the traceback only at DEBUG level."""
+    if isinstance(error, ConfigurationError):  # a type mismatch: it names the lifespan
+        log.error("startup failed: %s", error)
+    else:
+        log.error(
+            "startup failed: the lifespan %s raised %s: %s", name, type(error).__name__, error
+        )
+    log.debug("the lifespan %s failed", name, exc_info=error)
 
 
 def _exit_now(why: str) -> NoReturn:

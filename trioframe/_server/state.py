@@ -1,5 +1,5 @@
 """``ServingState``: what every connection of one server shares (the frozen app, the config,
-the TLS context, the shutdown flag, the set of open connections)."""
+the TLS context, the shutdown flag and signal, the set of open connections)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import attrs
 import trio
 
 from .._protocol.head import HeadLimits
+from .._shutdown import Shutdown
 
 if TYPE_CHECKING:
     import ssl
@@ -32,9 +33,32 @@ class ServingState:
     tls_context: ssl.SSLContext | None = None
     log: logging.Logger = attrs.field(factory=lambda: logging.getLogger("trioframe"))
     shutting_down: bool = False
+    #: set when graceful shutdown begins; ``shutdown`` is how handlers see it
+    shutdown_event: trio.Event = attrs.field(factory=trio.Event)
+    shutdown: Shutdown = attrs.field(
+        default=attrs.Factory(lambda self: Shutdown(self.shutdown_event), takes_self=True)
+    )
+    #: the cancel scopes of event streams waiting for their next event (see ``exchange``)
+    event_stream_waits: set[trio.CancelScope] = attrs.field(factory=set)
     connections: set[ServedConnection] = attrs.field(factory=set)
     _all_closed: trio.Event | None = None
     _idle_wanted: trio.Event | None = None  # set when a connection starts waiting idle
+
+    def begin_shutdown(self) -> None:
+        """Graceful shutdown begins: set the ``Shutdown`` signal and end the event streams
+        (their waits for the next event are cancelled; ``exchange`` then ends them cleanly).
+        The connections are told separately (``ServedConnection.begin_shutdown``)."""
+        self.shutting_down = True
+        self.shutdown_event.set()
+        for scope in self.event_stream_waits:
+            scope.cancel()
+
+    def renew_shutdown(self) -> None:
+        """Before serving (again): not shutting down, with a fresh ``Shutdown`` signal."""
+        self.shutting_down = False
+        if self.shutdown_event.is_set():
+            self.shutdown_event = trio.Event()
+            self.shutdown = Shutdown(self.shutdown_event)
 
     def connection_idle(self) -> None:
         """A connection has begun waiting for its next request (wakes ``wait_for_idle``)."""

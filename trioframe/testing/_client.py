@@ -4,7 +4,7 @@ in-memory server, with ``websocket()`` beside httpx's HTTP methods."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from types import TracebackType
 from typing import Any
 
@@ -13,6 +13,7 @@ import trio
 
 from .._routing.router import Router
 from .._server.config import ServerConfig
+from .._server.lifespan import Lifecycle
 from .._server.serve import Server
 from .._server.tls import memory_tls_contexts
 from ._http2 import HTTP2MemoryTransport
@@ -76,7 +77,9 @@ class TestClient:
     timeouts (use ``trio.testing.MockClock``) and error bodies behave as on a socket. The
     HTTP side is httpx's: ``get``, ``post``, ``request``, ``stream``, ``cookies`` and the rest
     are those of ``httpx.AsyncClient``; ``client.websocket(path)`` opens a WebSocket (see
-    ``TestHttpClient``). Leaving cancels any connection still open.
+    ``TestHttpClient``). Leaving sets the ``Shutdown`` signal and cancels any connection
+    still open. The router's lifespans are entered before the client is returned (what one
+    raises while entering is raised here) and exited on leaving, after the connections.
 
     ``tls=True`` runs every connection over TLS, still in memory: the server gets a
     certificate for the base URL's host from a throwaway CA the client trusts (the
@@ -119,11 +122,19 @@ class TestClient:
         self._nursery_manager: Any = None
         self._nursery: trio.Nursery | None = None
         self._http: TestHttpClient | None = None
+        self._lifespans: AbstractAsyncContextManager[None] | None = None
 
     async def __aenter__(self) -> TestHttpClient:
-        self.server._prepare()
-        self._nursery_manager = trio.open_nursery()
-        nursery = self._nursery = await self._nursery_manager.__aenter__()
+        state = self.server._prepare()
+        state.renew_shutdown()
+        self._lifespans = Lifecycle(state.app.lifespans).running()
+        await self._lifespans.__aenter__()
+        try:
+            self._nursery_manager = trio.open_nursery()
+            nursery = self._nursery = await self._nursery_manager.__aenter__()
+        except BaseException:
+            await self._lifespans.__aexit__(None, None, None)
+            raise
         host = httpx.URL(self._base_url).host
         transport = MemoryTransport(
             self.server, nursery, self._client_address, tls=self._client_tls, hostname=host
@@ -141,9 +152,14 @@ class TestClient:
         tb: TracebackType | None,
     ) -> bool | None:
         assert self._http is not None and self._nursery is not None
+        assert self._lifespans is not None
         try:
-            await self._http.aclose()
+            try:
+                self.server._prepare().begin_shutdown()
+                await self._http.aclose()
+            finally:
+                self._nursery.cancel_scope.cancel()
+                result: bool | None = await self._nursery_manager.__aexit__(exc_type, exc, tb)
         finally:
-            self._nursery.cancel_scope.cancel()
-            result: bool | None = await self._nursery_manager.__aexit__(exc_type, exc, tb)
+            await self._lifespans.__aexit__(None, None, None)
         return result
