@@ -3,26 +3,45 @@
 Two converters: one for values that arrive as text (path segments, query strings, forms),
 which parses strings strictly (``"1_000"`` is not an int, ``"nan"`` is not a float, booleans
 have fixed spellings), and one for JSON, which checks types instead of coercing them (a
-JSON ``"42"`` is not an int).
+JSON ``"42"`` is not an int). Types JSON has no native form for (datetimes, UUIDs, ...) come
+as strings in both, parsed by ``values``. ``Response.json`` writes with ``JSON_CONVERTER``'s
+unstructure side, so every type it reads, it writes, and the other way round.
+
+Hooks are created once per type (cattrs caches them); the collection and class hooks check
+the JSON shape first (an object where an object belongs), so a body of the wrong shape says
+``expected a JSON object`` instead of failing on each field.
 """
 
 from __future__ import annotations
 
+import collections.abc as abc
+import dataclasses
+import datetime
+import decimal
+import enum
 import re
+import typing
+import uuid
+from collections.abc import Callable, Iterable
 from typing import Any
 
+import attrs
 import cattrs
+from cattrs.gen import make_dict_structure_fn
+from cattrs.gen.typeddicts import make_dict_structure_fn as make_typeddict_structure_fn
+
+from . import pydantic_models, values
+from .values import Choices, ExtractionValueError, NestedErrors
 
 __all__ = ["JSON_CONVERTER", "TEXT_CONVERTER", "describe_failure"]
 
 _INT = re.compile(r"[+-]?[0-9]+")  # ASCII digits only
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
+OBJECT_EXPECTED = "expected a JSON object"
+ARRAY_EXPECTED = "expected a JSON array"
 
-
-class ExtractionValueError(ValueError):
-    """A value that does not fit its type; the message is the user-facing reason."""
+Hook = Callable[[Any, Any], Any]
 
 
 def _text_int(value: Any, _: type) -> int:
@@ -35,7 +54,7 @@ def _text_int(value: Any, _: type) -> int:
 
 
 def _text_float(value: Any, _: type) -> float:
-    if not (isinstance(value, str) and _FLOAT.fullmatch(value)):
+    if not (isinstance(value, str) and values.NUMBER.fullmatch(value)):
         raise ExtractionValueError("expected a number")
     number = float(value)
     if number != number or number in (float("inf"), float("-inf")):
@@ -56,6 +75,14 @@ def _text_str(value: Any, _: type) -> str:
     if isinstance(value, str):
         return value
     raise ExtractionValueError("expected a string")
+
+
+def _text_decimal(value: Any, _: type) -> decimal.Decimal:
+    return values.parse_decimal(_text_str(value, str))
+
+
+def _text_duration(value: Any, _: type) -> datetime.timedelta:
+    return values.parse_duration(_text_str(value, str))
 
 
 def _json_int(value: Any, _: type) -> int:
@@ -82,35 +109,289 @@ def _json_str(value: Any, _: type) -> str:
     raise ExtractionValueError("expected a string")
 
 
-def _make(int_hook: Any, float_hook: Any, bool_hook: Any, str_hook: Any) -> cattrs.Converter:
-    converter = cattrs.Converter(detailed_validation=True)
-    converter.register_structure_hook(int, int_hook)
-    converter.register_structure_hook(float, float_hook)
-    converter.register_structure_hook(bool, bool_hook)
-    converter.register_structure_hook(str, str_hook)
+def _json_decimal(value: Any, _: type) -> decimal.Decimal:
+    """A JSON string (exact) or number. The parser reads a JSON decimal as a binary float;
+    its shortest repr (``0.1`` stays ``0.1``) is exact up to 15 significant digits."""
+    kind = type(value)
+    if kind is str:
+        return values.parse_decimal(value)
+    if kind is int:
+        return decimal.Decimal(value)
+    if kind is float:
+        return decimal.Decimal(repr(value))
+    raise ExtractionValueError(values.DECIMAL_EXPECTED)
+
+
+def _json_duration(value: Any, _: type) -> datetime.timedelta:
+    """Seconds as a JSON number, or a string (seconds or ISO 8601)."""
+    kind = type(value)
+    if kind is str:
+        return values.parse_duration(value)
+    if kind in (int, float):
+        return values.seconds_to_duration(value)
+    raise ExtractionValueError(values.DURATION_EXPECTED)
+
+
+def _from_string(parse: Callable[[str], Any], expected: str) -> Hook:
+    """A hook for a type that arrives as a string in text and in JSON alike."""
+
+    def structure(value: Any, _: Any) -> Any:
+        if type(value) is str:
+            return parse(value)
+        raise ExtractionValueError(expected)
+
+    return structure
+
+
+# -- collections and classes --------------------------------------------------------------
+_SEQUENCES: dict[Any, Callable[[Iterable[Any]], Any]] = {
+    list: list,
+    abc.Sequence: list,
+    abc.MutableSequence: list,
+    tuple: tuple,
+    set: set,
+    abc.Set: set,
+    abc.MutableSet: set,
+    frozenset: frozenset,
+}
+_MAPPINGS = frozenset({dict, abc.Mapping, abc.MutableMapping})
+
+
+def _origin(kind: Any) -> Any:
+    return typing.get_origin(kind) or kind
+
+
+def is_sequence(kind: Any) -> bool:
+    """``list``, ``tuple``, ``set``, ``frozenset`` (or their abstract forms), with or without
+    item types."""
+    try:
+        return _origin(kind) in _SEQUENCES
+    except TypeError:  # an unhashable annotation
+        return False
+
+
+def is_mapping(kind: Any) -> bool:
+    """``dict`` or ``Mapping``, with or without key and value types."""
+    try:
+        return _origin(kind) in _MAPPINGS
+    except TypeError:
+        return False
+
+
+def is_fixed_tuple(kind: Any) -> bool:
+    """``tuple[A, B]`` (not ``tuple[A, ...]`` nor a bare ``tuple``)."""
+    args = typing.get_args(kind)
+    return _origin(kind) is tuple and bool(args) and args[-1] is not Ellipsis
+
+
+def is_record(kind: Any) -> bool:
+    """An attrs class, a dataclass or a ``TypedDict``: structured from an object."""
+    return isinstance(kind, type) and (
+        attrs.has(kind) or dataclasses.is_dataclass(kind) or typing.is_typeddict(kind)
+    )
+
+
+def _failures(pairs: Iterable[tuple[str, Any]], hook: Hook, kind: Any) -> NestedErrors:
+    """On the slow path, after a collection failed: which items failed, and why."""
+    failures: list[tuple[str, BaseException]] = []
+    for where, value in pairs:
+        try:
+            hook(value, kind)
+        except Exception as exc:
+            failures.append((where, exc))
+    if not failures:  # every item converts; building the collection failed (unhashable)
+        failures.append(("", ExtractionValueError("expected an array of distinct values")))
+    return NestedErrors(failures)
+
+
+def _sequence_hook(kind: Any, converter: cattrs.Converter) -> Hook:
+    if is_fixed_tuple(kind):
+        return _fixed_tuple_hook(typing.get_args(kind), converter)
+    make = _SEQUENCES[_origin(kind)]
+    args = typing.get_args(kind)
+    item_kind = args[0] if args else Any
+    item = converter.get_structure_hook(item_kind)
+
+    def structure(value: Any, _: Any) -> Any:
+        if type(value) is not list:
+            raise ExtractionValueError(ARRAY_EXPECTED)
+        try:
+            items = [item(v, item_kind) for v in value]
+            return items if make is list else make(items)
+        except Exception:
+            raise _failures(((f"[{i}]", v) for i, v in enumerate(value)), item, item_kind) from None
+
+    return structure
+
+
+def _fixed_tuple_hook(kinds: tuple[Any, ...], converter: cattrs.Converter) -> Hook:
+    hooks = [(converter.get_structure_hook(k), k) for k in kinds]
+    expected = f"{ARRAY_EXPECTED} of {len(kinds)} items"
+
+    def structure(value: Any, _: Any) -> tuple[Any, ...]:
+        if type(value) is not list or len(value) != len(hooks):
+            raise ExtractionValueError(expected)
+        failures: list[tuple[str, BaseException]] = []
+        items = []
+        for i, (v, (hook, kind)) in enumerate(zip(value, hooks, strict=True)):
+            try:
+                items.append(hook(v, kind))
+            except Exception as exc:
+                failures.append((f"[{i}]", exc))
+        if failures:
+            raise NestedErrors(failures)
+        return tuple(items)
+
+    return structure
+
+
+def _mapping_hook(kind: Any, converter: cattrs.Converter) -> Hook:
+    args = typing.get_args(kind)
+    value_kind = args[1] if len(args) == 2 else Any
+    item = converter.get_structure_hook(value_kind)
+
+    def structure(value: Any, _: Any) -> dict[str, Any]:
+        if type(value) is not dict:
+            raise ExtractionValueError(OBJECT_EXPECTED)
+        try:
+            return {k: item(v, value_kind) for k, v in value.items()}
+        except Exception:
+            pairs = ((f"[{k!r}]", v) for k, v in value.items())
+            raise _failures(pairs, item, value_kind) from None
+
+    return structure
+
+
+def _record_hook(kind: Any, converter: cattrs.Converter) -> Hook:
+    make = make_typeddict_structure_fn if typing.is_typeddict(kind) else make_dict_structure_fn
+    fields = make(kind, converter)
+
+    def structure(value: Any, _: Any) -> Any:
+        if type(value) is not dict:
+            raise ExtractionValueError(OBJECT_EXPECTED)
+        return fields(value, kind)
+
+    return structure
+
+
+def _is_enum(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, enum.Enum)
+
+
+def _is_literal(kind: Any) -> bool:
+    return typing.get_origin(kind) is typing.Literal
+
+
+def literal_values(kind: Any) -> list[Any]:
+    """The values of ``Literal[...]``, nested ``Literal``s flattened."""
+    out: list[Any] = []
+    for arg in typing.get_args(kind):
+        out.extend(literal_values(arg) if _is_literal(arg) else [arg])
+    return out
+
+
+def _choices(kind: Any) -> Choices:
+    return Choices(list(kind) if _is_enum(kind) else literal_values(kind))
+
+
+# -- the two converters ---------------------------------------------------------------------
+def _make(scalars: dict[type, Hook], choice: Callable[[Choices], Hook]) -> cattrs.Converter:
+    converter = cattrs.Converter(
+        detailed_validation=True, unstruct_collection_overrides={abc.Set: list}
+    )
+    for kind, hook in scalars.items():
+        converter.register_structure_hook(kind, hook)
+    for parse, kind, expected in [
+        (values.parse_datetime, datetime.datetime, values.DATETIME_EXPECTED),
+        (values.parse_date, datetime.date, values.DATE_EXPECTED),
+        (values.parse_time, datetime.time, values.TIME_EXPECTED),
+        (values.parse_uuid, uuid.UUID, values.UUID_EXPECTED),
+    ]:
+        converter.register_structure_hook(kind, _from_string(parse, expected))
+    # Later registrations are tried first.
+    converter.register_structure_hook_factory(is_sequence, _sequence_hook)
+    converter.register_structure_hook_factory(is_mapping, _mapping_hook)
+    converter.register_structure_hook_factory(is_record, _record_hook)
+    converter.register_structure_hook_factory(_is_enum, lambda k: choice(_choices(k)))
+    converter.register_structure_hook_factory(_is_literal, lambda k: choice(_choices(k)))
+    converter.register_structure_hook_factory(
+        pydantic_models.is_model, pydantic_models.structure_hook
+    )
     return converter
 
 
-TEXT_CONVERTER = _make(_text_int, _text_float, _text_bool, _text_str)
-JSON_CONVERTER = _make(_json_int, _json_float, _json_bool, _json_str)
+TEXT_CONVERTER = _make(
+    {
+        int: _text_int,
+        float: _text_float,
+        bool: _text_bool,
+        str: _text_str,
+        decimal.Decimal: _text_decimal,
+        datetime.timedelta: _text_duration,
+    },
+    lambda choices: choices.from_text,
+)
+JSON_CONVERTER = _make(
+    {
+        int: _json_int,
+        float: _json_float,
+        bool: _json_bool,
+        str: _json_str,
+        decimal.Decimal: _json_decimal,
+        datetime.timedelta: _json_duration,
+    },
+    lambda choices: choices.from_json,
+)
+# What Response.json writes: the forms the hooks above read back.
 
 
-def _format(exc: BaseException, type_: type | None) -> str:
+def _isoformat(value: datetime.date | datetime.time) -> str:
+    return value.isoformat()  # a datetime's own method: the date's would drop the time
+
+
+JSON_CONVERTER.register_unstructure_hook(datetime.date, _isoformat)
+JSON_CONVERTER.register_unstructure_hook(datetime.time, _isoformat)
+JSON_CONVERTER.register_unstructure_hook(uuid.UUID, str)
+JSON_CONVERTER.register_unstructure_hook(decimal.Decimal, str)
+JSON_CONVERTER.register_unstructure_hook(datetime.timedelta, values.format_duration)
+JSON_CONVERTER.register_unstructure_hook_factory(
+    pydantic_models.is_model, pydantic_models.unstructure_hook
+)
+
+
+# -- messages -------------------------------------------------------------------------------
+def _reason(exc: BaseException) -> str:
     if isinstance(exc, ExtractionValueError):
         return str(exc)
-    if isinstance(exc, KeyError):
+    if isinstance(exc, KeyError):  # a field missing from a class
         return "required"
-    name = getattr(type_, "__name__", None) or str(type_)
-    if isinstance(exc, ValueError) and type_ is int:
-        return "expected an integer"
-    return f"expected {name}"
+    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
+        return f"unexpected fields {sorted(exc.extra_fields)}"
+    return "invalid value"
+
+
+def _describe(exc: BaseException, where: str, out: list[str]) -> None:
+    if isinstance(exc, NestedErrors):
+        for suffix, inner in exc.failures:
+            _describe(inner, where + suffix, out)
+    elif isinstance(exc, cattrs.ClassValidationError):
+        with_notes, without = exc.group_exceptions()
+        for inner, note in with_notes:
+            _describe(inner, f"{where}.{note.name}", out)
+        for inner in without:
+            _describe(inner, where, out)
+    elif isinstance(exc, cattrs.IterableValidationError):
+        indexed, plain = exc.group_exceptions()
+        for inner, item in indexed:
+            _describe(inner, f"{where}[{item.index!r}]", out)
+        for inner in plain:
+            _describe(inner, where, out)
+    else:
+        out.append(f"{where}: {_reason(exc)}")
 
 
 def describe_failure(exc: BaseException, location: str) -> list[str]:
-    """``["query.page: expected an integer", ...]`` for a cattrs structuring failure."""
-    messages = cattrs.transform_error(exc, path=location, format_exception=_format)
+    """``["query.page: expected an integer", ...]`` for a structuring failure."""
     out: list[str] = []
-    for message in messages:
-        reason, _, where = message.rpartition(" @ ")
-        out.append(f"{where}: {reason}")
+    _describe(exc, location, out)
     return out

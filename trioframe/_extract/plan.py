@@ -23,6 +23,7 @@ from .._http.url import Uri
 from .._multipart.decoder import MultipartConfig
 from .._request import Request
 from .._websocket.connection import WebSocketConnection
+from .check import UnsupportedType, check_fields, check_json, check_path, type_name
 from .markers import Body, FromRequest, Marker, StreamedBody
 from .sources import (
     Step,
@@ -102,10 +103,27 @@ def _is_custom(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, FromRequest)
 
 
+#: The startup check of each converting extractor: its ``T`` can be produced at every depth.
+_TYPE_CHECKS: dict[str, Callable[[Any], None]] = {
+    "path": check_path,
+    "query": lambda kind: check_fields(kind, "query"),
+    "form": lambda kind: check_fields(kind, "form"),
+    "json": check_json,
+}
+
+
 def _annotated_step(ctx: StepContext, annotation: Any) -> Step:
     marker = _marker(annotation)
     assert marker is not None
-    return _BY_MARKER[marker.source](ctx, typing.get_args(annotation)[0])
+    kind = typing.get_args(annotation)[0]
+    step = _BY_MARKER[marker.source](ctx, kind)
+    check = _TYPE_CHECKS.get(marker.source)
+    if check is not None:
+        try:
+            check(kind)
+        except UnsupportedType as exc:
+            raise ctx.fail(f"{marker.source.capitalize()}[{type_name(kind)}]: {exc}") from None
+    return step
 
 
 #: (predicate on the annotation → step factory), tried in order.
@@ -155,7 +173,12 @@ def _step_for(ctx: StepContext, annotation: Any) -> Step:
     for predicate, factory in STEP_TABLE:
         if predicate(annotation):
             return factory(ctx, annotation)
-    raise ctx.fail(f"no extractor for annotation {annotation!r}")
+    if annotation is inspect.Parameter.empty:
+        raise ctx.fail(
+            "the parameter has no annotation; annotate it with an extractor "
+            "(Path[int], Query[T], Json[T], Headers, ...)"
+        )
+    raise ctx.fail(f"no extractor for annotation {type_name(annotation)}")
 
 
 def _streamed_body_step(kind: type[StreamedBody], config: MultipartConfig) -> Step:
