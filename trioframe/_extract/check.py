@@ -109,7 +109,25 @@ def _record_fields(kind: type) -> dict[str, Any]:
         names = [f.name for f in dataclasses.fields(kind) if f.init]
     else:  # a TypedDict
         names = list(hints)
+        _check_typeddict_keys(kind, hints)
     return {name: hints.get(name, Any) for name in names}
+
+
+def _check_typeddict_keys(kind: Any, hints: dict[str, Any]) -> None:
+    """Python 3.11 decides which keys a TypedDict requires when the class is created, before a
+    string annotation (``from __future__ import annotations``) is resolved: a
+    ``NotRequired[X]`` written as a string would be required all the same."""
+    for name, hint in hints.items():
+        wrapper = typing.get_origin(hint)
+        if (wrapper is typing.NotRequired and name in kind.__required_keys__) or (
+            wrapper is typing.Required and name in kind.__optional_keys__
+        ):
+            written = "NotRequired" if wrapper is typing.NotRequired else "Required"
+            raise UnsupportedType(
+                f"{type_name(kind)}.{name}: this Python does not see {written}[...] "
+                "in a string annotation (from __future__ import annotations); declare the "
+                "optional keys in a TypedDict with total=False instead"
+            )
 
 
 def _walk_json(kind: Any, where: str, seen: set[Any]) -> None:

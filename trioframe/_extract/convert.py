@@ -44,7 +44,25 @@ ARRAY_EXPECTED = "expected a JSON array"
 Hook = Callable[[Any, Any], Any]
 
 
-def _text_int(value: Any, _: type) -> int:
+# cattrs dispatches an enum whose members are also ints, floats or strings (IntEnum, StrEnum,
+# ``class Color(str, Enum)``) to the int, float or str hook: those hooks hand such a type on.
+_TEXT_CHOICES: dict[type, Choices] = {}
+_JSON_CHOICES: dict[type, Choices] = {}
+
+
+def _text_choice(value: Any, kind: type) -> Any:
+    choices = _TEXT_CHOICES.get(kind) or _TEXT_CHOICES.setdefault(kind, _choices(kind))
+    return choices.from_text(value)
+
+
+def _json_choice(value: Any, kind: type) -> Any:
+    choices = _JSON_CHOICES.get(kind) or _JSON_CHOICES.setdefault(kind, _choices(kind))
+    return choices.from_json(value)
+
+
+def _text_int(value: Any, kind: type) -> int:
+    if kind is not int:
+        return _text_choice(value, kind)  # type: ignore[no-any-return]
     if isinstance(value, str) and _INT.fullmatch(value):
         try:
             return int(value)
@@ -53,7 +71,9 @@ def _text_int(value: Any, _: type) -> int:
     raise ExtractionValueError("expected an integer")
 
 
-def _text_float(value: Any, _: type) -> float:
+def _text_float(value: Any, kind: type) -> float:
+    if kind is not float:
+        return _text_choice(value, kind)  # type: ignore[no-any-return]
     if not (isinstance(value, str) and values.NUMBER.fullmatch(value)):
         raise ExtractionValueError("expected a number")
     number = float(value)
@@ -71,29 +91,35 @@ def _text_bool(value: Any, _: type) -> bool:
     raise ExtractionValueError("expected a boolean (true/false, 1/0, yes/no, on/off)")
 
 
-def _text_str(value: Any, _: type) -> str:
+def _text_str(value: Any, kind: type) -> str:
+    if kind is not str:
+        return _text_choice(value, kind)  # type: ignore[no-any-return]
     if isinstance(value, str):
         return value
     raise ExtractionValueError("expected a string")
 
 
 def _text_decimal(value: Any, _: type) -> decimal.Decimal:
-    return values.parse_decimal(_text_str(value, str))
+    return values.parse_decimal(value)
 
 
 def _text_duration(value: Any, _: type) -> datetime.timedelta:
-    return values.parse_duration(_text_str(value, str))
+    return values.parse_duration(value)
 
 
-def _json_int(value: Any, _: type) -> int:
-    if type(value) is int:
+def _json_int(value: Any, kind: type) -> int:
+    if type(value) is int and kind is int:
         return value
+    if kind is not int:
+        return _json_choice(value, kind)  # type: ignore[no-any-return]
     raise ExtractionValueError("expected an integer")
 
 
-def _json_float(value: Any, _: type) -> float:
-    if type(value) in (int, float):
+def _json_float(value: Any, kind: type) -> float:
+    if type(value) in (int, float) and kind is float:
         return float(value)
+    if kind is not float:
+        return _json_choice(value, kind)  # type: ignore[no-any-return]
     raise ExtractionValueError("expected a number")
 
 
@@ -103,9 +129,11 @@ def _json_bool(value: Any, _: type) -> bool:
     raise ExtractionValueError("expected a boolean")
 
 
-def _json_str(value: Any, _: type) -> str:
-    if type(value) is str:
+def _json_str(value: Any, kind: type) -> str:
+    if type(value) is str and kind is str:
         return value
+    if kind is not str:
+        return _json_choice(value, kind)  # type: ignore[no-any-return]
     raise ExtractionValueError("expected a string")
 
 
