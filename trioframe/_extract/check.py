@@ -21,14 +21,8 @@ from typing import Any
 import attrs
 
 from . import pydantic_models
-from .convert import (
-    JSON_CONVERTER,
-    is_fixed_tuple,
-    is_mapping,
-    is_record,
-    is_sequence,
-    literal_values,
-)
+from .convert import JSON_CONVERTER, literal_values
+from .shapes import is_fixed_tuple, is_mapping, is_record, is_sequence
 
 __all__ = ["UnsupportedType", "check_fields", "check_json", "check_path", "type_name", "unwrap"]
 
@@ -113,6 +107,10 @@ def _record_fields(kind: type) -> dict[str, Any]:
     return {name: hints.get(name, Any) for name in names}
 
 
+def _at(where: str, problem: str) -> str:
+    return f"{problem} (at {where})" if where else problem
+
+
 def _check_typeddict_keys(kind: Any, hints: dict[str, Any]) -> None:
     """Python 3.11 decides which keys a TypedDict requires when the class is created, before a
     string annotation (``from __future__ import annotations``) is resolved: a
@@ -140,14 +138,17 @@ def _walk_json(kind: Any, where: str, seen: set[Any]) -> None:
         if len(rest) > 1:
             if not all(is_record(unwrap(m)) or pydantic_models.is_model(m) for m in rest):
                 raise UnsupportedType(
-                    f"{where}: the union {type_name(kind)} is ambiguous; only X | None and "
-                    "unions of attrs classes or dataclasses are converted"
+                    _at(
+                        where,
+                        f"the union {type_name(kind)} is ambiguous; only X | None and unions "
+                        "of attrs classes or dataclasses are converted",
+                    )
                 )
             try:
                 JSON_CONVERTER.get_structure_hook(kind)
             except Exception as exc:
                 raise UnsupportedType(
-                    f"{where}: cannot tell {type_name(kind)} apart: {exc}"
+                    _at(where, f"cannot tell the members of {type_name(kind)} apart: {exc}")
                 ) from None
         return
     if pydantic_models.is_model(kind):
@@ -163,8 +164,11 @@ def _walk_json(kind: Any, where: str, seen: set[Any]) -> None:
             key = unwrap(args[0])
             if key is not str and key is not Any:
                 raise UnsupportedType(
-                    f"{where}: dict keys must be str (JSON object keys are strings), "
-                    f"not {type_name(args[0])}"
+                    _at(
+                        where,
+                        "dict keys must be str (JSON object keys are strings), "
+                        f"not {type_name(args[0])}",
+                    )
                 )
             _walk_json(args[1], f"{where}[]", seen)
         return
@@ -176,7 +180,7 @@ def _walk_json(kind: Any, where: str, seen: set[Any]) -> None:
         return
     problem = _leaf_problem(kind)
     if problem is not None:
-        raise UnsupportedType(f"{problem} (at {where})" if where else problem)
+        raise UnsupportedType(_at(where, problem))
 
 
 def check_json(kind: Any) -> None:
@@ -196,12 +200,11 @@ def _check_text_leaf(kind: Any, where: str, source: str) -> None:
     problem = _leaf_problem(kind)
     if problem is None:
         return
-    at = f" (at {where})" if where else ""
     if problem.startswith("no converter") and (
         members is not None or is_sequence(kind) or is_mapping(kind) or is_record(kind)
     ):
         problem = f"a {source} value is one piece of text; it cannot hold {type_name(kind)}"
-    raise UnsupportedType(problem + at)
+    raise UnsupportedType(_at(where, problem))
 
 
 def check_path(kind: Any) -> None:

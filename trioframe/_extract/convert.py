@@ -7,30 +7,27 @@ JSON ``"42"`` is not an int). Types JSON has no native form for (datetimes, UUID
 as strings in both, parsed by ``values``. ``Response.json`` writes with ``JSON_CONVERTER``'s
 unstructure side, so every type it reads, it writes, and the other way round.
 
-Hooks are created once per type (cattrs caches them); the collection and class hooks check
-the JSON shape first (an object where an object belongs), so a body of the wrong shape says
-``expected a JSON object`` instead of failing on each field.
+Hooks are created once per type (cattrs caches them); the collection and record hooks
+(``shapes``) check the JSON shape first, so a body of the wrong shape says ``expected a JSON
+object`` instead of failing on each field. Messages come from ``describe_failure``, which
+walks the failure down to each value that did not fit.
 """
 
 from __future__ import annotations
 
 import collections.abc as abc
-import dataclasses
 import datetime
 import decimal
 import enum
 import re
 import typing
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
-import attrs
 import cattrs
-from cattrs.gen import make_dict_structure_fn
-from cattrs.gen.typeddicts import make_dict_structure_fn as make_typeddict_structure_fn
 
-from . import pydantic_models, values
+from . import pydantic_models, shapes, values
 from .values import Choices, ExtractionValueError, NestedErrors
 
 __all__ = ["JSON_CONVERTER", "TEXT_CONVERTER", "describe_failure"]
@@ -38,8 +35,6 @@ __all__ = ["JSON_CONVERTER", "TEXT_CONVERTER", "describe_failure"]
 _INT = re.compile(r"[+-]?[0-9]+")  # ASCII digits only
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
-OBJECT_EXPECTED = "expected a JSON object"
-ARRAY_EXPECTED = "expected a JSON array"
 
 Hook = Callable[[Any, Any], Any]
 
@@ -171,137 +166,6 @@ def _from_string(parse: Callable[[str], Any], expected: str) -> Hook:
     return structure
 
 
-# -- collections and classes --------------------------------------------------------------
-_SEQUENCES: dict[Any, Callable[[Iterable[Any]], Any]] = {
-    list: list,
-    abc.Sequence: list,
-    abc.MutableSequence: list,
-    tuple: tuple,
-    set: set,
-    abc.Set: set,
-    abc.MutableSet: set,
-    frozenset: frozenset,
-}
-_MAPPINGS = frozenset({dict, abc.Mapping, abc.MutableMapping})
-
-
-def _origin(kind: Any) -> Any:
-    return typing.get_origin(kind) or kind
-
-
-def is_sequence(kind: Any) -> bool:
-    """``list``, ``tuple``, ``set``, ``frozenset`` (or their abstract forms), with or without
-    item types."""
-    try:
-        return _origin(kind) in _SEQUENCES
-    except TypeError:  # an unhashable annotation
-        return False
-
-
-def is_mapping(kind: Any) -> bool:
-    """``dict`` or ``Mapping``, with or without key and value types."""
-    try:
-        return _origin(kind) in _MAPPINGS
-    except TypeError:
-        return False
-
-
-def is_fixed_tuple(kind: Any) -> bool:
-    """``tuple[A, B]`` (not ``tuple[A, ...]`` nor a bare ``tuple``)."""
-    args = typing.get_args(kind)
-    return _origin(kind) is tuple and bool(args) and args[-1] is not Ellipsis
-
-
-def is_record(kind: Any) -> bool:
-    """An attrs class, a dataclass or a ``TypedDict``: structured from an object."""
-    return isinstance(kind, type) and (
-        attrs.has(kind) or dataclasses.is_dataclass(kind) or typing.is_typeddict(kind)
-    )
-
-
-def _failures(pairs: Iterable[tuple[str, Any]], hook: Hook, kind: Any) -> NestedErrors:
-    """On the slow path, after a collection failed: which items failed, and why."""
-    failures: list[tuple[str, BaseException]] = []
-    for where, value in pairs:
-        try:
-            hook(value, kind)
-        except Exception as exc:
-            failures.append((where, exc))
-    if not failures:  # every item converts; building the collection failed (unhashable)
-        failures.append(("", ExtractionValueError("expected an array of distinct values")))
-    return NestedErrors(failures)
-
-
-def _sequence_hook(kind: Any, converter: cattrs.Converter) -> Hook:
-    if is_fixed_tuple(kind):
-        return _fixed_tuple_hook(typing.get_args(kind), converter)
-    make = _SEQUENCES[_origin(kind)]
-    args = typing.get_args(kind)
-    item_kind = args[0] if args else Any
-    item = converter.get_structure_hook(item_kind)
-
-    def structure(value: Any, _: Any) -> Any:
-        if type(value) is not list:
-            raise ExtractionValueError(ARRAY_EXPECTED)
-        try:
-            items = [item(v, item_kind) for v in value]
-            return items if make is list else make(items)
-        except Exception:
-            raise _failures(((f"[{i}]", v) for i, v in enumerate(value)), item, item_kind) from None
-
-    return structure
-
-
-def _fixed_tuple_hook(kinds: tuple[Any, ...], converter: cattrs.Converter) -> Hook:
-    hooks = [(converter.get_structure_hook(k), k) for k in kinds]
-    expected = f"{ARRAY_EXPECTED} of {len(kinds)} items"
-
-    def structure(value: Any, _: Any) -> tuple[Any, ...]:
-        if type(value) is not list or len(value) != len(hooks):
-            raise ExtractionValueError(expected)
-        failures: list[tuple[str, BaseException]] = []
-        items = []
-        for i, (v, (hook, kind)) in enumerate(zip(value, hooks, strict=True)):
-            try:
-                items.append(hook(v, kind))
-            except Exception as exc:
-                failures.append((f"[{i}]", exc))
-        if failures:
-            raise NestedErrors(failures)
-        return tuple(items)
-
-    return structure
-
-
-def _mapping_hook(kind: Any, converter: cattrs.Converter) -> Hook:
-    args = typing.get_args(kind)
-    value_kind = args[1] if len(args) == 2 else Any
-    item = converter.get_structure_hook(value_kind)
-
-    def structure(value: Any, _: Any) -> dict[str, Any]:
-        if type(value) is not dict:
-            raise ExtractionValueError(OBJECT_EXPECTED)
-        try:
-            return {k: item(v, value_kind) for k, v in value.items()}
-        except Exception:
-            pairs = ((f"[{k!r}]", v) for k, v in value.items())
-            raise _failures(pairs, item, value_kind) from None
-
-    return structure
-
-
-def _record_hook(kind: Any, converter: cattrs.Converter) -> Hook:
-    make = make_typeddict_structure_fn if typing.is_typeddict(kind) else make_dict_structure_fn
-    fields = make(kind, converter)
-
-    def structure(value: Any, _: Any) -> Any:
-        if type(value) is not dict:
-            raise ExtractionValueError(OBJECT_EXPECTED)
-        return fields(value, kind)
-
-    return structure
-
-
 def _is_enum(kind: Any) -> bool:
     return isinstance(kind, type) and issubclass(kind, enum.Enum)
 
@@ -337,9 +201,9 @@ def _make(scalars: dict[type, Hook], choice: Callable[[Choices], Hook]) -> cattr
     ]:
         converter.register_structure_hook(kind, _from_string(parse, expected))
     # Later registrations are tried first.
-    converter.register_structure_hook_factory(is_sequence, _sequence_hook)
-    converter.register_structure_hook_factory(is_mapping, _mapping_hook)
-    converter.register_structure_hook_factory(is_record, _record_hook)
+    converter.register_structure_hook_factory(shapes.is_sequence, shapes.sequence_hook)
+    converter.register_structure_hook_factory(shapes.is_mapping, shapes.mapping_hook)
+    converter.register_structure_hook_factory(shapes.is_record, shapes.record_hook)
     converter.register_structure_hook_factory(_is_enum, lambda k: choice(_choices(k)))
     converter.register_structure_hook_factory(_is_literal, lambda k: choice(_choices(k)))
     converter.register_structure_hook_factory(
@@ -370,13 +234,13 @@ JSON_CONVERTER = _make(
     },
     lambda choices: choices.from_json,
 )
-# What Response.json writes: the forms the hooks above read back.
 
 
 def _isoformat(value: datetime.date | datetime.time) -> str:
     return value.isoformat()  # a datetime's own method: the date's would drop the time
 
 
+# What Response.json writes: the forms the hooks above read back.
 JSON_CONVERTER.register_unstructure_hook(datetime.date, _isoformat)
 JSON_CONVERTER.register_unstructure_hook(datetime.time, _isoformat)
 JSON_CONVERTER.register_unstructure_hook(uuid.UUID, str)
@@ -393,12 +257,12 @@ def _reason(exc: BaseException) -> str:
         return str(exc)
     if isinstance(exc, KeyError):  # a field missing from a class
         return "required"
-    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
-        return f"unexpected fields {sorted(exc.extra_fields)}"
-    return "invalid value"
+    return "invalid value"  # a failure no hook of ours raised (a union's members told apart)
 
 
 def _describe(exc: BaseException, where: str, out: list[str]) -> None:
+    """Collections raise ``NestedErrors`` (``shapes``), records cattrs's
+    ``ClassValidationError``; each names where its inner failures sit."""
     if isinstance(exc, NestedErrors):
         for suffix, inner in exc.failures:
             _describe(inner, where + suffix, out)
@@ -407,12 +271,6 @@ def _describe(exc: BaseException, where: str, out: list[str]) -> None:
         for inner, note in with_notes:
             _describe(inner, f"{where}.{note.name}", out)
         for inner in without:
-            _describe(inner, where, out)
-    elif isinstance(exc, cattrs.IterableValidationError):
-        indexed, plain = exc.group_exceptions()
-        for inner, item in indexed:
-            _describe(inner, f"{where}[{item.index!r}]", out)
-        for inner in plain:
             _describe(inner, where, out)
     else:
         out.append(f"{where}: {_reason(exc)}")

@@ -34,14 +34,9 @@ from .._http.url import QueryDecoder
 from .._request import Request
 from . import pydantic_models
 from .check import unwrap as _unwrap
-from .convert import (
-    JSON_CONVERTER,
-    TEXT_CONVERTER,
-    describe_failure,
-    is_fixed_tuple,
-    is_sequence,
-)
+from .convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
 from .markers import Body
+from .shapes import is_fixed_tuple, is_sequence
 
 __all__ = ["MAX_JSON_DEPTH", "Step", "StepContext"]
 
