@@ -19,6 +19,7 @@ TEST_DEPS = [
     "trio-websocket>=0.11",
     "websockets>=15",
     "hypothesis>=6.100",
+    "pydantic>=2",
 ]
 LINT_DEPS = ["ruff>=0.6"]
 TYPING_DEPS = ["mypy>=1.11", *TEST_DEPS]

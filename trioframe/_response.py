@@ -7,18 +7,15 @@ async iterable of chunks that the server streams with backpressure.
 from __future__ import annotations
 
 import dataclasses
-import datetime
-import decimal
-import enum
 import json
 import re
-import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from typing import Any
 
 import attrs
 
 from ._errors import Error, InternalServerError, error_body
+from ._extract.convert import JSON_CONVERTER
 from ._http.cookies import Cookie
 
 __all__ = ["Response", "ServerSentEvent", "to_response"]
@@ -62,22 +59,17 @@ def _check_status(status: int) -> int:
 
 
 def _json_default(value: Any) -> Any:
-    if attrs.has(type(value)):
-        return attrs.asdict(value, recurse=False)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    """What ``json.dumps`` writes for a value it has no native form for: ``to_dict()``
+    (``Headers``, ``CookieJar``), else the JSON converter's unstructure side, the same
+    converter ``Json[T]`` reads with (attrs classes, dataclasses, pydantic models, enums,
+    datetimes, UUIDs, decimals, durations, sets)."""
     to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):  # Headers, CookieJar
+    if callable(to_dict):
         return to_dict()
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, datetime.date | datetime.time):
-        return value.isoformat()
-    if isinstance(value, uuid.UUID | decimal.Decimal):
-        return str(value)
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    raise TypeError(f"{type(value).__name__} is not JSON-serializable")
+    plain = JSON_CONVERTER.unstructure(value)
+    if plain is value:  # no hook: cattrs hands the value back
+        raise TypeError(f"{type(value).__name__} is not JSON-serializable")
+    return plain
 
 
 def encode_json(value: Any) -> bytes:

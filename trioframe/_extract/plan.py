@@ -28,6 +28,7 @@ from .._multipart.fields import FormReading
 from .._request import Request
 from .._shutdown import Shutdown
 from .._websocket.connection import WebSocketConnection
+from .check import UnsupportedType, check_fields, check_json, check_path, type_name
 from .dependencies import dependency_name, dependency_signature, dependency_step
 from .markers import Body, FromRequest, Marker, StreamedBody
 from .sources import (
@@ -115,10 +116,27 @@ def _is_custom(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, FromRequest)
 
 
+#: The startup check of each converting extractor: its ``T`` can be produced at every depth.
+_TYPE_CHECKS: dict[str, Callable[[Any], None]] = {
+    "path": check_path,
+    "query": lambda kind: check_fields(kind, "query"),
+    "form": lambda kind: check_fields(kind, "form"),
+    "json": check_json,
+}
+
+
 def _annotated_step(ctx: StepContext, annotation: Any) -> Step:
     marker = _marker(annotation)
     assert marker is not None
-    return _BY_MARKER[marker.source](ctx, typing.get_args(annotation)[0])
+    kind = typing.get_args(annotation)[0]
+    step = _BY_MARKER[marker.source](ctx, kind)
+    check = _TYPE_CHECKS.get(marker.source)
+    if check is not None:
+        try:
+            check(kind)
+        except UnsupportedType as exc:
+            raise ctx.fail(f"{marker.source.capitalize()}[{type_name(kind)}]: {exc}") from None
+    return step
 
 
 #: (predicate on the annotation → step factory), tried in order.
@@ -225,7 +243,10 @@ class _Planner:
     def step_for(self, ctx: StepContext, annotation: Any) -> Step:
         """The step for one parameter of the handler or of a dependency."""
         if annotation is inspect.Parameter.empty:
-            raise ctx.fail("it has no annotation; annotate it with an extractor")
+            raise ctx.fail(
+                "the parameter has no annotation; annotate it with an extractor "
+                "(Path[int], Query[T], Json[T], Headers, ...)"
+            )
         if typing.get_origin(annotation) in (typing.Union, types.UnionType):
             rest = strip_error(typing.get_args(annotation))
             if len(rest) < len(typing.get_args(annotation)):  # `X | Error`
@@ -248,7 +269,7 @@ class _Planner:
         for predicate, factory in STEP_TABLE:
             if predicate(annotation):
                 return factory(ctx, annotation)
-        raise ctx.fail(f"no extractor for annotation {annotation!r}")
+        raise ctx.fail(f"no extractor for annotation {type_name(annotation)}")
 
     def dependency(self, kind: type[FromRequest]) -> Step:
         """The one step resolving ``kind`` in this plan, its own parameters planned first."""

@@ -35,8 +35,11 @@ from .._lifespan import Lifespan
 from .._multipart.decoder import MultipartConfig
 from .._multipart.fields import FormReading, read_form_fields
 from .._request import Request
+from . import pydantic_models
+from .check import unwrap as _unwrap
 from .convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
 from .markers import Body
+from .shapes import is_fixed_tuple, is_sequence
 
 __all__ = ["MAX_JSON_DEPTH", "Step", "StepContext"]
 
@@ -75,15 +78,24 @@ class StepContext:
 
 
 def _fields_of(kind: Any) -> dict[str, Any] | None:
-    """Field names → types of an attrs class or dataclass, else ``None``."""
-    if isinstance(kind, type) and attrs.has(kind):
+    """Field names → types of an attrs class, a dataclass, a ``TypedDict`` or a pydantic
+    model, else ``None``."""
+    if not isinstance(kind, type):
+        return None
+    if attrs.has(kind):
         return {f.name: f.type for f in attrs.fields(kind)}
-    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+    if dataclasses.is_dataclass(kind):
         return {f.name: f.type for f in dataclasses.fields(kind)}
+    if typing.is_typeddict(kind):
+        return dict(kind.__annotations__)
+    if pydantic_models.is_model(kind):
+        return {name: f.annotation for name, f in kind.model_fields.items()}  # type: ignore[attr-defined]
     return None
 
 
 def _resolved_fields(kind: type) -> dict[str, Any]:
+    if pydantic_models.is_model(kind):
+        return _fields_of(kind) or {}
     hints = typing.get_type_hints(kind)
     return {name: hints.get(name, Any) for name in (_fields_of(kind) or {})}
 
@@ -154,12 +166,14 @@ def path_step(ctx: StepContext, kind: Any) -> Step:
 def _pairs_to_object(kind: Any, location: str) -> Callable[[list[tuple[str, str]]], Any]:
     """Build, once, the function turning decoded pairs into ``kind``."""
     if kind is dict or typing.get_origin(kind) is dict:
-        return lambda pairs: dict(pairs)
+        if typing.get_args(kind)[1:] in ((), (str,), (Any,)):
+            return lambda pairs: dict(pairs)
+        return lambda pairs: _structure(TEXT_CONVERTER, dict(pairs), kind, location)
     fields = _fields_of(kind)
     if fields is None:
         raise TypeError(f"{location} needs an attrs class, a dataclass or dict[str, str]")
     resolved = _resolved_fields(kind)
-    lists = {n for n, t in resolved.items() if typing.get_origin(t) is list}
+    lists = {n for n, t in resolved.items() if _is_repeated(t)}
     optional = {n for n, t in resolved.items() if _allows_none(t)}
 
     def build(pairs: list[tuple[str, str]]) -> Any:
@@ -177,6 +191,12 @@ def _pairs_to_object(kind: Any, location: str) -> Callable[[list[tuple[str, str]
     return build
 
 
+def _is_repeated(kind: Any) -> bool:
+    """A field that collects every value of a repeated key: ``list[X]``, ``set[X]``, ..."""
+    kind = _unwrap(kind)
+    return is_sequence(kind) and not is_fixed_tuple(kind)
+
+
 def _allows_none(kind: Any) -> bool:
     return typing.get_origin(kind) in (typing.Union, types.UnionType) and type(None) in (
         typing.get_args(kind)
@@ -184,6 +204,10 @@ def _allows_none(kind: Any) -> bool:
 
 
 def _has_default(kind: type, name: str) -> bool:
+    if typing.is_typeddict(kind):
+        return name in kind.__optional_keys__  # type: ignore[attr-defined]
+    if pydantic_models.is_model(kind):
+        return not kind.model_fields[name].is_required()  # type: ignore[attr-defined]
     if attrs.has(kind):
         return attrs.fields_dict(kind)[name].default is not attrs.NOTHING
     field = {f.name: f for f in dataclasses.fields(kind)}[name]
@@ -262,6 +286,7 @@ def json_depth(document: bytes) -> int:
 
 def json_step(ctx: StepContext, kind: Any) -> Step:
     limit = ctx.max_json_size
+    nullable = kind is Any or kind is None or _allows_none(_unwrap(kind))
 
     async def from_json(request: Request) -> Any:
         _require_media_type(request, _is_json, "application/json")
@@ -278,6 +303,8 @@ def json_step(ctx: StepContext, kind: Any) -> Step:
             raise _too_deep()
         if kind is Any:
             return value
+        if value is None and not nullable:
+            raise ValidationError(["body: required"], message="a JSON body is required")
         return _structure(JSON_CONVERTER, value, kind, "body")
 
     return from_json
