@@ -8,21 +8,33 @@ when the router is frozen, so routes added to a sub-router after ``nest`` still 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Self, TypeVar, overload
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Self, TypeVar, overload
 
 import attrs
 
 from .._errors import ConfigurationError
 from .._http.method import Method
+from .._multipart.decoder import MultipartConfig
 from .pattern import Pattern, parse_pattern, parse_prefix
 from .results import WEBSOCKET, Endpoint
 from .table import RouteSpec, RouteTable, ScopeSpec, build_table
 
+if TYPE_CHECKING:
+    from .._request import Request
+    from .._response import Response
+
 __all__ = ["Router"]
 
 T = TypeVar("T")
-H = TypeVar("H", bound=Callable[..., Any])
+#: A handler: an async function (or an object with an ``async def __call__``).
+Handler = Callable[..., Awaitable[Any]]
+H = TypeVar("H", bound=Handler)
+L = TypeVar("L", bound=Callable[..., Any])  # a lifespan function
+#: A middleware: ``async (request, next) -> response``.
+MiddlewareFunction = Callable[
+    ["Request", Callable[["Request"], Awaitable["Response"]]], Awaitable[Any]
+]
 
 _TOKEN_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _SUBPROTOCOL_CHARS = _TOKEN_CHARS | frozenset("abcdefghijklmnopqrstuvwxyz")
@@ -129,9 +141,7 @@ class Router:
         self, path: str, handler: None = None, *, methods: Iterable[Method | str]
     ) -> Callable[[H], H]: ...
     @overload
-    def route(
-        self, path: str, handler: Callable[..., Any], methods: Iterable[Method | str]
-    ) -> Self: ...
+    def route(self, path: str, handler: Handler, methods: Iterable[Method | str]) -> Self: ...
     def route(
         self,
         path: str,
@@ -145,8 +155,8 @@ class Router:
     @overload
     def get(self, path: str, handler: None = None) -> Callable[[H], H]: ...
     @overload
-    def get(self, path: str, handler: Callable[..., Any]) -> Self: ...
-    def get(self, path: str, handler: Callable[..., Any] | None = None) -> Any:
+    def get(self, path: str, handler: Handler) -> Self: ...
+    def get(self, path: str, handler: Handler | None = None) -> Any:
         """Register a ``GET`` route (which also answers ``HEAD`` unless a ``HEAD`` route is
         registered for the same pattern)."""
         return self._register(path, handler, (Method.GET,))
@@ -154,48 +164,48 @@ class Router:
     @overload
     def post(self, path: str, handler: None = None) -> Callable[[H], H]: ...
     @overload
-    def post(self, path: str, handler: Callable[..., Any]) -> Self: ...
-    def post(self, path: str, handler: Callable[..., Any] | None = None) -> Any:
+    def post(self, path: str, handler: Handler) -> Self: ...
+    def post(self, path: str, handler: Handler | None = None) -> Any:
         """Register a ``POST`` route."""
         return self._register(path, handler, (Method.POST,))
 
     @overload
     def put(self, path: str, handler: None = None) -> Callable[[H], H]: ...
     @overload
-    def put(self, path: str, handler: Callable[..., Any]) -> Self: ...
-    def put(self, path: str, handler: Callable[..., Any] | None = None) -> Any:
+    def put(self, path: str, handler: Handler) -> Self: ...
+    def put(self, path: str, handler: Handler | None = None) -> Any:
         """Register a ``PUT`` route."""
         return self._register(path, handler, (Method.PUT,))
 
     @overload
     def delete(self, path: str, handler: None = None) -> Callable[[H], H]: ...
     @overload
-    def delete(self, path: str, handler: Callable[..., Any]) -> Self: ...
-    def delete(self, path: str, handler: Callable[..., Any] | None = None) -> Any:
+    def delete(self, path: str, handler: Handler) -> Self: ...
+    def delete(self, path: str, handler: Handler | None = None) -> Any:
         """Register a ``DELETE`` route."""
         return self._register(path, handler, (Method.DELETE,))
 
     @overload
     def patch(self, path: str, handler: None = None) -> Callable[[H], H]: ...
     @overload
-    def patch(self, path: str, handler: Callable[..., Any]) -> Self: ...
-    def patch(self, path: str, handler: Callable[..., Any] | None = None) -> Any:
+    def patch(self, path: str, handler: Handler) -> Self: ...
+    def patch(self, path: str, handler: Handler | None = None) -> Any:
         """Register a ``PATCH`` route."""
         return self._register(path, handler, (Method.PATCH,))
 
     @overload
     def head(self, path: str, handler: None = None) -> Callable[[H], H]: ...
     @overload
-    def head(self, path: str, handler: Callable[..., Any]) -> Self: ...
-    def head(self, path: str, handler: Callable[..., Any] | None = None) -> Any:
+    def head(self, path: str, handler: Handler) -> Self: ...
+    def head(self, path: str, handler: Handler | None = None) -> Any:
         """Register an explicit ``HEAD`` route (it wins over the automatic ``GET`` one)."""
         return self._register(path, handler, (Method.HEAD,))
 
     @overload
     def options(self, path: str, handler: None = None) -> Callable[[H], H]: ...
     @overload
-    def options(self, path: str, handler: Callable[..., Any]) -> Self: ...
-    def options(self, path: str, handler: Callable[..., Any] | None = None) -> Any:
+    def options(self, path: str, handler: Handler) -> Self: ...
+    def options(self, path: str, handler: Handler | None = None) -> Any:
         """Register an explicit ``OPTIONS`` route (instead of the automatic 204 with
         ``Allow``)."""
         return self._register(path, handler, (Method.OPTIONS,))
@@ -208,14 +218,14 @@ class Router:
     def websocket(
         self,
         path: str,
-        handler: Callable[..., Any],
+        handler: Handler,
         *,
         subprotocols: Iterable[str] | None = None,
     ) -> Self: ...
     def websocket(
         self,
         path: str,
-        handler: Callable[..., Any] | None = None,
+        handler: Handler | None = None,
         *,
         subprotocols: Iterable[str] | None = None,
     ) -> Any:
@@ -259,8 +269,8 @@ class Router:
     @overload
     def fallback(self, handler: None = None) -> Callable[[H], H]: ...
     @overload
-    def fallback(self, handler: Callable[..., Any]) -> Self: ...
-    def fallback(self, handler: Callable[..., Any] | None = None) -> Any:
+    def fallback(self, handler: Handler) -> Self: ...
+    def fallback(self, handler: Handler | None = None) -> Any:
         """Handle requests that match no route, instead of the built-in 404.
 
         A nested router's fallback covers the unmatched paths under its prefix; the most
@@ -283,20 +293,20 @@ class Router:
         register(handler)
         return self
 
-    def middleware(self, mw: Any) -> Self:
+    def middleware(self, mw: MiddlewareFunction) -> Self:
         """Attach a middleware; the first attached runs outermost (stored in
         :attr:`middlewares`)."""
         self.middlewares.append(mw)
         return self
 
-    def state(self, value: Any) -> Self:
+    def state(self, value: object) -> Self:
         """Register application state, looked up later by its type (stored in
         :attr:`states`)."""
         self.states.append(value)
         return self
 
     @overload
-    def lifespan(self, fn: None = None) -> Callable[[H], H]: ...
+    def lifespan(self, fn: None = None) -> Callable[[L], L]: ...
     @overload
     def lifespan(self, fn: Callable[..., Any]) -> Self: ...
     def lifespan(self, fn: Callable[..., Any] | None = None) -> Any:
@@ -309,7 +319,7 @@ class Router:
         (``-> AsyncIterator[Db]``). Several lifespans, nested routers' included, are entered
         in order (this router's first, then each nested router's) and exited in reverse."""
 
-        def register(function: H) -> H:
+        def register(function: L) -> L:
             if not callable(function):
                 raise ConfigurationError(f"a lifespan must be callable, not {function!r}")
             self.lifespans.append(function)
@@ -337,7 +347,7 @@ class Router:
         visit(self)
         return found
 
-    def multipart_config(self, config: Any) -> Self:
+    def multipart_config(self, config: MultipartConfig) -> Self:
         """Limits (a ``MultipartConfig``) for the ``Multipart`` extractor on this router's
         routes; nest a router to give some routes their own limits."""
         self.multipart_settings = config
