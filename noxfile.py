@@ -24,7 +24,15 @@ TEST_DEPS = [
 LINT_DEPS = ["ruff>=0.6"]
 TYPING_DEPS = ["mypy>=1.11", *TEST_DEPS]
 AUTOBAHN_DEPS = ["kosoku>=0.1"]
-BENCH_SCRIPTS = ["run", "websocket", "http2", "middleware", "extract", "multipart_memory"]
+BENCH_SCRIPTS = [
+    "run",
+    "websocket",
+    "http2",
+    "middleware",
+    "extract",
+    "multipart_memory",
+    "memory",
+]
 #: How many times its default example count each fuzz target runs under ``nox -s fuzz``.
 FUZZ_SCALE = "8"
 
@@ -67,7 +75,8 @@ def bench(session: nox.Session) -> None:
     """The benchmark against a bare trio+h11 loop and Starlette peers (needs wrk).
 
     ``nox -s bench -- websocket --duration 5`` runs ``bench/websocket.py`` (or another script
-    of bench/ named first, e.g. ``http2``, which needs h2load) instead of ``bench/run.py``."""
+    of bench/ named first, e.g. ``http2``, which needs h2load, or ``memory``, the RSS per idle
+    connection) instead of ``bench/run.py``."""
     session.install("-e", ".[websocket,http2]", "-r", "bench/requirements.txt")
     script, args = "run", list(session.posargs)
     if args and args[0] in BENCH_SCRIPTS:
