@@ -12,6 +12,7 @@ import trio.lowlevel
 import trio.testing
 
 from trioframe import Request, Response, Router, ServerConfig
+from trioframe._server.reader import StreamReader
 
 from ._support import RawConnection, assert_error_body, fetch, serving, simple_get
 
@@ -319,3 +320,36 @@ async def test_pipelined_requests_let_other_tasks_run_between_them() -> None:
     assert len(seen) == 20
     # Without a checkpoint per request all 20 would be served in one step (equal counts).
     assert seen[-1] - seen[0] >= 10, seen
+
+
+# -- the disconnect watcher -----------------------------------------------------------------
+async def test_the_watcher_is_woken_only_when_the_exchange_blocks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    wakes: list[str] = []
+    original = StreamReader.wake_watcher
+
+    def counted(reader: StreamReader) -> None:
+        wakes.append(current[0])
+        original(reader)
+
+    monkeypatch.setattr(StreamReader, "wake_watcher", counted)
+    current = [""]
+
+    async def instant() -> Response:
+        return Response.text("instant")
+
+    async def waits() -> Response:
+        await trio.lowlevel.checkpoint()
+        return Response.text("waits")
+
+    router = Router().get("/instant", instant).get("/waits", waits)
+    with trio.fail_after(10):
+        async with serving(router) as served:
+            connection = await RawConnection.open(served.host, served.port)
+            for path in ("/instant", "/waits", "/instant"):
+                current[0] = path
+                await connection.send(simple_get(path))
+                assert (await connection.read_response()).status == 200
+            await connection.aclose()
+    assert wakes == ["/waits"]

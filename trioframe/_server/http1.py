@@ -17,7 +17,7 @@ One task reads at a time (``reader.StreamReader``). Between requests the request
 the stream itself. While a handler runs, a watcher task (started once per connection) takes
 over reading as soon as the handler yields, so a client that goes away is noticed and, with
 ``cancel_on_disconnect``, that exchange's handler is cancelled. A handler that never blocks
-costs the watcher only a wake-up.
+costs the watcher nothing: it is woken the first time the exchange blocks.
 """
 
 from __future__ import annotations
@@ -249,7 +249,8 @@ class HTTP1Connection:
             if event.content_length is None and not event.chunked:
                 adapter.next_event()  # a body-less request: take its end now, no I/O
             exchange = self._exchange = HTTP1Exchange(self, event, scope)
-            await serve_exchange(exchange, self.state)  # cancelled: ``_serve`` still needs it
+            # (cancelled: ``_serve`` still needs the exchange)
+            await reader.run_watched(serve_exchange(exchange, self.state))
             self._exchange = None
             self.handler_running = False
             self._answered = True

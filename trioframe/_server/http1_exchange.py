@@ -42,8 +42,7 @@ class HTTP1Exchange(Exchange):
         self.connection = connection
         self.body_received = 0
         self._waiting_for_body = False
-        connection.handler_running = True
-        connection.reader.wake_watcher()
+        connection.handler_running = True  # the watcher reads ahead once it blocks
         if connection.peer_gone and connection.config.cancel_on_disconnect:
             self.scope.cancel()  # already gone: the handler starts cancelled
 

@@ -8,7 +8,8 @@ whoever needs bytes while the other task is reading waits for that read instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
 import trio
@@ -76,10 +77,35 @@ class StreamReader:
             await self.read_once()
 
     def wake_watcher(self) -> None:
-        """Let the watcher read ahead (call when a handler starts)."""
+        """Let the watcher read ahead (a handler runs and has blocked)."""
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
             trio.lowlevel.reschedule(watcher)
+
+    @types.coroutine
+    def run_watched(self, exchange: Coroutine[Any, Any, None]) -> Generator[Any, Any, None]:
+        """``await`` it to run ``exchange`` (the serving of one request) with the watcher
+        woken the first time it blocks: a handler that never waits, answered by a write that
+        needs no wait either, costs the watcher nothing. (The first step of ``exchange`` runs
+        here; after that every step passes through, and so does every exception.)"""
+        try:
+            trap = exchange.send(None)
+        except StopIteration:
+            return
+        self.wake_watcher()
+        while True:
+            try:
+                answer = yield trap
+            except BaseException as exc:  # thrown into the task: hand it to the exchange
+                try:
+                    trap = exchange.throw(exc)
+                except StopIteration:
+                    return
+            else:
+                try:
+                    trap = exchange.send(answer)
+                except StopIteration:
+                    return
 
     async def watch(self) -> None:
         """The watcher task: sleeps until woken, then reads while ``read_ahead()`` holds, the
