@@ -122,10 +122,10 @@ class HTTP1Adapter:
 
     def _next_head(self) -> Event:
         buffer = self._buffer
-        while buffer[:2] == b"\r\n":  # RFC 9112 2.2: ignore empty lines before a request
+        while buffer.startswith(b"\r\n"):  # RFC 9112 2.2: ignore empty lines before a request
             del buffer[:2]
             self._head_scanner.restart()
-        if buffer[:1] == _TLS_HANDSHAKE:
+        if buffer.startswith(_TLS_HANDSHAKE):
             raise ProtocolError(400, "TLS handshake on a plain HTTP connection", answer=False)
         size = self._head_scanner.find_end(buffer)
         if not size:
@@ -147,7 +147,9 @@ class HTTP1Adapter:
         chunked = False
         expects_continue = False
         has_host = False
-        for name, value in event.headers:
+        headers = []
+        for name, value in event.headers:  # one pass: the list and the framing facts
+            headers.append((name, value))
             if name == b"content-length":
                 content_length = int(value)
             elif name == b"transfer-encoding":
@@ -164,7 +166,7 @@ class HTTP1Adapter:
             method=event.method,
             target=event.target,
             version="1.0" if http10 else "1.1",
-            headers=list(event.headers),
+            headers=headers,
             content_length=content_length,
             chunked=chunked,
             expects_continue=expects_continue,

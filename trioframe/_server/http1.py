@@ -218,11 +218,12 @@ class HTTP1Connection:
             if adapter.idle:
                 if self.state.shutting_down:
                     return
-                self.phase = Phase.IDLE
-                self.idle_since = trio.current_time()
-                self.state.connection_idle()
                 if not reader.read_now():
-                    # The idle deadline, set only for a real wait (and cleared after the head)
+                    # Idle only when it must wait (a request already there is read at once,
+                    # in this same step); the idle deadline is cleared after the head.
+                    self.phase = Phase.IDLE
+                    self.idle_since = trio.current_time()
+                    self.state.connection_idle()
                     scope.deadline = self.idle_since + idle_timeout
                     while adapter.idle:
                         if adapter.eof:
