@@ -33,9 +33,10 @@ class Transport:
     def __init__(self, stream: trio.abc.Stream) -> None:
         self.stream = stream
         self._socket: socket.socket | None = None
-        if type(stream) is trio.SocketStream:
+        if type(stream) is trio.SocketStream and stream.socket.fileno() != -1:
             # The same file descriptor as a standard socket object: trio owns and closes the
-            # descriptor, this object only borrows it (``close`` detaches it).
+            # descriptor, this object only borrows it (``close`` detaches it). A stream closed
+            # already has none: it is read through trio, which reports it closed.
             direct = socket.socket(fileno=stream.socket.fileno())
             direct.setblocking(False)
             self._socket = direct
