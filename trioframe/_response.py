@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from typing import Any
 
 import attrs
@@ -72,13 +72,32 @@ def _json_default(value: Any) -> Any:
     return plain
 
 
+# One encoder for every response (``json.dumps`` with options builds a new one per call):
+# CPython's C encoder, made once, or the pure-Python one where there is none. ``_MARKERS``
+# is the C encoder's circular-reference bookkeeping; a failed encoding can leave entries in
+# it, so a failure clears it.
+_JSON_ENCODER = json.JSONEncoder(
+    separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_json_default
+)
+_MARKERS: dict[int, Any] = {}
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+_C_ENCODER: Callable[[Any, int], Any] | None = (
+    None
+    if _c_make_encoder is None
+    else _c_make_encoder(
+        _MARKERS, _json_default, json.encoder.encode_basestring, None, ":", ",", False, False, False
+    )
+)
+
+
 def encode_json(value: Any) -> bytes:
     """Serialize ``value`` to compact UTF-8 JSON; ``Error`` (500) when it cannot be."""
     try:
-        return json.dumps(
-            value, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_json_default
-        ).encode()
+        if _C_ENCODER is not None:
+            return "".join(_C_ENCODER(value, 0)).encode()
+        return _JSON_ENCODER.encode(value).encode()
     except (TypeError, ValueError, RecursionError) as exc:
+        _MARKERS.clear()
         raise InternalServerError(f"response value is not JSON-serializable: {exc}") from exc
 
 

@@ -17,6 +17,7 @@ import pytest
 import trio
 
 from trioframe import Error, Request, Response, Router, ServerSentEvent, StatusCode
+from trioframe._errors import InternalServerError
 from trioframe.testing import TestClient
 
 from .helpers import assert_error_body
@@ -477,3 +478,13 @@ def test_sse_data_splits_on_every_line_break_so_fields_cannot_be_injected() -> N
     injected = ServerSentEvent("x\revent: evil").encode()
     assert b"\nevent: evil" not in injected.replace(b"data: event: evil", b"")
     assert injected == b"data: x\ndata: event: evil\n\n"
+
+
+def test_a_value_that_failed_to_encode_encodes_once_fixed() -> None:
+    """The JSON encoder is made once; a failed encoding leaves nothing behind in it (its
+    circular-reference bookkeeping would otherwise take the value for a cycle)."""
+    value: list[object] = [[1], object()]
+    with pytest.raises(InternalServerError, match="not JSON-serializable"):
+        Response.json(value)
+    value[1] = 2
+    assert Response.json(value).body == b"[[1],2]"

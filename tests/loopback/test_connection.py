@@ -12,6 +12,7 @@ import trio.lowlevel
 import trio.testing
 
 from trioframe import Request, Response, Router, ServerConfig
+from trioframe._server.reader import StreamReader
 
 from ._support import RawConnection, assert_error_body, fetch, serving, simple_get
 
@@ -288,3 +289,67 @@ async def test_a_request_arriving_on_the_evicted_connection_is_answered_or_refus
             assert rest == b"" or rest.startswith((b"HTTP/1.1 200", b"HTTP/1.1 503"))
             await c1.aclose()
             await c2.aclose()
+
+
+# -- fairness -------------------------------------------------------------------------------
+async def test_pipelined_requests_let_other_tasks_run_between_them() -> None:
+    """Reads and writes that need no wait are no checkpoints: the request loop passes one
+    per request, so a client that pipelines cannot hold the scheduler."""
+    ticks = 0
+    seen: list[int] = []
+
+    async def tick_forever() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await trio.lowlevel.checkpoint()
+
+    async def count() -> Response:
+        seen.append(ticks)
+        return Response.text("ok")
+
+    with trio.fail_after(10):
+        async with serving(Router().get("/", count)) as served, trio.open_nursery() as nursery:
+            nursery.start_soon(tick_forever)
+            connection = await RawConnection.open(served.host, served.port)
+            await connection.send(simple_get() * 20)  # one write: the server reads it at once
+            for _ in range(20):
+                assert (await connection.read_response()).status == 200
+            nursery.cancel_scope.cancel()
+            await connection.aclose()
+    assert len(seen) == 20
+    # Without a checkpoint per request all 20 would be served in one step (equal counts).
+    assert seen[-1] - seen[0] >= 10, seen
+
+
+# -- the disconnect watcher -----------------------------------------------------------------
+async def test_the_watcher_is_woken_only_when_the_exchange_blocks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    wakes: list[str] = []
+    original = StreamReader.wake_watcher
+
+    def counted(reader: StreamReader) -> None:
+        wakes.append(current[0])
+        original(reader)
+
+    monkeypatch.setattr(StreamReader, "wake_watcher", counted)
+    current = [""]
+
+    async def instant() -> Response:
+        return Response.text("instant")
+
+    async def waits() -> Response:
+        await trio.lowlevel.checkpoint()
+        return Response.text("waits")
+
+    router = Router().get("/instant", instant).get("/waits", waits)
+    with trio.fail_after(10):
+        async with serving(router) as served:
+            connection = await RawConnection.open(served.host, served.port)
+            for path in ("/instant", "/waits", "/instant"):
+                current[0] = path
+                await connection.send(simple_get(path))
+                assert (await connection.read_response()).status == 200
+            await connection.aclose()
+    assert wakes == ["/waits"]

@@ -3,6 +3,7 @@ bind errors, ``trioframe()`` and graceful ``shutdown()``."""
 
 from __future__ import annotations
 
+import logging
 import socket
 
 import pytest
@@ -181,3 +182,15 @@ async def test_cancelling_serve_closes_its_listening_socket(
             await trio.open_tcp_stream(host, port)
         if connection is not None:
             await connection.aclose()
+
+
+async def test_handle_stream_with_an_already_closed_socket_stream_ends_quietly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    left, right = socket.socketpair()
+    stream = trio.SocketStream(trio.socket.from_stdlib_socket(left))
+    await stream.aclose()
+    with trio.fail_after(5):
+        await Server(Router()).handle_stream(stream, None)
+    right.close()
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from trioframe._protocol.errors import ProtocolError
+from trioframe._protocol import http1 as http1_module
+from trioframe._protocol.errors import ProtocolError, UnsendableResponse
 from trioframe._protocol.head import HeadLimits
 from trioframe._protocol.http1 import (
     CLOSED,
@@ -294,3 +297,52 @@ def test_http_1_2_is_read_as_1_1_and_needs_a_host() -> None:
     adapter.receive_data(b"GET / HTTP/1.2\r\nHost: t\r\n\r\n")
     head = adapter.next_event()
     assert type(head) is RequestHead and head.version == "1.1"
+
+
+# -- response header fields, validated by h11 once ----------------------------------------------
+def _served_get() -> HTTP1Adapter:
+    adapter = HTTP1Adapter()
+    adapter.receive_data(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    events(adapter)
+    return adapter
+
+
+def test_a_repeated_response_field_is_validated_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    validated: list[object] = []
+    original = http1_module.normalize_and_validate
+
+    def counting(headers: Any) -> Any:
+        validated.append(list(headers))
+        return original(headers)
+
+    monkeypatch.setattr(http1_module, "normalize_and_validate", counting)
+    monkeypatch.setattr(http1_module, "_FIELDS", {})
+    fields = [(b"content-type", b"text/x-once"), (b"content-length", b"2")]
+    for _ in range(3):
+        adapter = _served_get()
+        assert b"\r\ncontent-type: text/x-once\r\n" in adapter.send_head(200, list(fields))
+    assert validated == [[(b"content-type", b"text/x-once")]]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        [(b"content-length", b"2"), (b"content-length", b"3")],
+        [(b"content-type", b"a\x00b")],
+        [(b"bad name", b"x")],
+        [(b"transfer-encoding", b"gzip")],
+    ],
+)
+def test_a_field_h11_refuses_is_refused_even_after_valid_ones(
+    fields: list[tuple[bytes, bytes]],
+) -> None:
+    _served_get().send_head(200, [(b"content-type", b"text/plain"), (b"content-length", b"2")])
+    with pytest.raises(UnsendableResponse):
+        _served_get().send_head(200, [(b"content-type", b"text/plain"), *fields])
+
+
+def test_the_field_cache_starts_over_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http1_module, "_FIELDS", {})
+    for number in range(http1_module._MAX_FIELDS + 5):
+        _served_get().send_head(200, [(b"x-n", b"%d" % number), (b"content-length", b"0")])
+    assert len(http1_module._FIELDS) == 5

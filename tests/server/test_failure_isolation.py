@@ -22,6 +22,7 @@ from trioframe._protocol.http1 import HTTP1Adapter
 from trioframe._server import exchange as exchange_module
 from trioframe._server import http1 as http1_module
 from trioframe._server.reader import StreamReader
+from trioframe._server.transport import Transport
 from trioframe._server.websocket import ServerSession
 
 from ..loopback._support import RawConnection, fetch, serving, simple_get
@@ -107,7 +108,7 @@ async def websocket(url: str) -> None:
 
 
 STAGES: list[tuple[str, Any, str, Callable[[str], Any]]] = [
-    ("read", StreamReader, "read_once", plain_get),
+    ("read", Transport, "receive_now", plain_get),
     ("parse", HTTP1Adapter, "next_event", plain_get),
     ("app", App, "handle", plain_get),
     ("serialise", HTTP1Adapter, "send_head", plain_get),

@@ -27,11 +27,9 @@ def final_headers(
     (``None``: a streamed body), the status may carry a body and the application set no
     Content-Length itself. A HEAD response gets the length of the body it would have had."""
     final = [*headers, (b"date", date)]
-    if (
-        body_size is not None
-        and status >= 200
-        and status not in _NO_BODY_STATUSES
-        and not any(name == b"content-length" for name, _ in headers)
-    ):
+    if body_size is not None and status >= 200 and status not in _NO_BODY_STATUSES:
+        for name, _ in headers:
+            if name == b"content-length":
+                return final
         final.append((b"content-length", b"%d" % body_size))
     return final

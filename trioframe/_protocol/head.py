@@ -105,11 +105,15 @@ def check_head(head: bytes, limits: HeadLimits) -> None:
     if len(parts) != 3 or not all(parts):
         raise ProtocolError(400, "malformed request line")
     method, target, version = parts
-    match = _VERSION.fullmatch(version)
-    if match is None:
-        raise ProtocolError(400, "malformed HTTP version")
-    if match.group(1) != b"1":
-        raise ProtocolError(505, "HTTP version not supported on this connection")
+    if version == b"HTTP/1.1":  # nearly every request: no pattern to match
+        is_http10 = False
+    else:
+        match = _VERSION.fullmatch(version)
+        if match is None:
+            raise ProtocolError(400, "malformed HTTP version")
+        if match.group(1) != b"1":
+            raise ProtocolError(505, "HTTP version not supported on this connection")
+        is_http10 = match.group(2) == b"0"
     if not target.startswith(b"/"):
         _check_absolute_form(target)
     if method == b"CONNECT":  # a tunnel (with a target h11 would accept): not served here
@@ -125,7 +129,7 @@ def check_head(head: bytes, limits: HeadLimits) -> None:
         raise ProtocolError(431, "too many header fields")
     lower = head.lower()
     if b"\r\ncontent-length:" in lower or b"\r\ntransfer-encoding:" in lower:
-        _check_framing(lower, is_http10=match.group(2) == b"0")
+        _check_framing(lower, is_http10=is_http10)
 
 
 def check_host(value: bytes) -> None:

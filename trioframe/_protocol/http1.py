@@ -15,6 +15,8 @@ from typing import Final
 
 import attrs
 import h11
+from h11._headers import Headers as H11Headers  # h11's validated form of a header list
+from h11._headers import normalize_and_validate
 
 from .._errors import reason_phrase
 from .chunked import ChunkedFraming
@@ -122,10 +124,10 @@ class HTTP1Adapter:
 
     def _next_head(self) -> Event:
         buffer = self._buffer
-        while buffer[:2] == b"\r\n":  # RFC 9112 2.2: ignore empty lines before a request
+        while buffer.startswith(b"\r\n"):  # RFC 9112 2.2: ignore empty lines before a request
             del buffer[:2]
             self._head_scanner.restart()
-        if buffer[:1] == _TLS_HANDSHAKE:
+        if buffer.startswith(_TLS_HANDSHAKE):
             raise ProtocolError(400, "TLS handshake on a plain HTTP connection", answer=False)
         size = self._head_scanner.find_end(buffer)
         if not size:
@@ -147,7 +149,9 @@ class HTTP1Adapter:
         chunked = False
         expects_continue = False
         has_host = False
-        for name, value in event.headers:
+        headers = []
+        for name, value in event.headers:  # one pass: the list and the framing facts
+            headers.append((name, value))
             if name == b"content-length":
                 content_length = int(value)
             elif name == b"transfer-encoding":
@@ -164,7 +168,7 @@ class HTTP1Adapter:
             method=event.method,
             target=event.target,
             version="1.0" if http10 else "1.1",
-            headers=list(event.headers),
+            headers=headers,
             content_length=content_length,
             chunked=chunked,
             expects_continue=expects_continue,
@@ -233,7 +237,8 @@ class HTTP1Adapter:
         if reason is None:
             reason = _REASONS[status] = reason_phrase(status).encode("ascii")
         try:
-            return self._h11.send(h11.Response(status_code=status, headers=headers, reason=reason))
+            fields = _h11_fields(headers)
+            return self._h11.send(h11.Response(status_code=status, headers=fields, reason=reason))
         except h11.LocalProtocolError as exc:
             raise UnsendableResponse(str(exc)) from None
 
@@ -283,6 +288,37 @@ class HTTP1Adapter:
         (h11 was never fed a byte past the request, so nothing is left in it.)"""
         self._h11.start_next_cycle()
         self._head = None
+
+
+_FIELDS: dict[tuple[bytes, bytes], tuple[bytes, bytes, bytes]] = {}
+_MAX_FIELDS = 1024  # the cache starts over when full (per-response values pass through it)
+
+
+def _h11_fields(headers: list[tuple[bytes, bytes]]) -> H11Headers | list[tuple[bytes, bytes]]:
+    """``headers`` as h11's own validated form, each field validated by h11 once and then
+    taken from a cache (most responses repeat the same fields: a content type, ``Date`` for
+    a second). A ``Content-Length`` of plain digits (the one ``final_headers`` adds) needs no
+    lookup. Fields whose rules span the whole list (a second ``Content-Length``, any other
+    framing header) return ``headers`` as they are, for h11 to check whole. Raises h11's
+    ``LocalProtocolError`` for a field it refuses."""
+    items = []
+    has_length = False
+    for field in headers:
+        item = _FIELDS.get(field)
+        if item is None:
+            name, value = field
+            if name == b"content-length" and not has_length and value.isdigit() and len(value) < 20:
+                has_length = True
+                items.append((name, name, value))
+                continue
+            if name.lower() in (b"content-length", b"transfer-encoding"):
+                return headers
+            item = normalize_and_validate([field])._full_items[0]
+            if len(_FIELDS) >= _MAX_FIELDS:
+                _FIELDS.clear()
+            _FIELDS[field] = item
+        items.append(item)
+    return H11Headers(items)
 
 
 def _as_protocol_error(exc: h11.RemoteProtocolError) -> ProtocolError:

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import attrs
+from typing import NamedTuple
 
 __all__ = ["RequestHead"]
 
 
-@attrs.frozen
-class RequestHead:
+class RequestHead(NamedTuple):
     """A parsed request head. ``headers`` are ``(name, value)`` byte pairs, names lower-case;
     ``target`` is the request target (``/path?query`` or absolute-form); ``version`` is
     ``"1.0"``, ``"1.1"`` or ``"2"``. ``content_length`` is the declared body length (``None``:
     not declared). ``chunked`` and ``expects_continue`` are HTTP/1.1 framing facts (a chunked
     body; ``Expect: 100-continue``), false on other protocols. ``protocol`` is the ``:protocol``
-    of an HTTP/2 extended CONNECT (RFC 8441: ``"websocket"``), ``None`` otherwise."""
+    of an HTTP/2 extended CONNECT (RFC 8441: ``"websocket"``), ``None`` otherwise.
+
+    Immutable; a named tuple rather than an attrs class because one is made per request and
+    a tuple is the cheapest immutable value to make."""
 
     method: bytes
     target: bytes

@@ -17,7 +17,7 @@ One task reads at a time (``reader.StreamReader``). Between requests the request
 the stream itself. While a handler runs, a watcher task (started once per connection) takes
 over reading as soon as the handler yields, so a client that goes away is noticed and, with
 ``cancel_on_disconnect``, that exchange's handler is cancelled. A handler that never blocks
-costs the watcher only a wake-up.
+costs the watcher nothing: it is woken the first time the exchange blocks.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from .clock import http_date
 from .exchange import answer_cancelled, serve_exchange
 from .http1_exchange import HTTP1Exchange
 from .reader import StreamReader, linger_close
+from .transport import Transport
 
 if TYPE_CHECKING:
     from .._http.tls import TLSInfo
@@ -84,7 +85,10 @@ class HTTP1Connection:
         self._scope = trio.CancelScope()
         #: a handler (or a streamed response) runs: the watcher reads ahead meanwhile
         self.handler_running = False
-        self.reader = StreamReader(stream, self.adapter, self._on_peer_gone, self._reads_ahead)
+        self.transport = Transport(stream)
+        self.reader = StreamReader(
+            self.transport, self.adapter, self._on_peer_gone, self._reads_ahead
+        )
         self.peer_gone = False
         #: why the server closes this connection (shutdown, capacity), once it has decided to
         self.stop_reason: str | None = None
@@ -108,10 +112,12 @@ class HTTP1Connection:
                     await self._serve()
                 finally:
                     nursery.cancel_scope.cancel()
+            self.transport.close()
             if self.linger and not self.peer_gone:
                 with trio.move_on_after(LINGER_SECONDS):
                     await linger_close(self.stream)
         finally:
+            self.transport.close()
             await trio.aclose_forcefully(self.stream)
 
     @property
@@ -155,14 +161,18 @@ class HTTP1Connection:
 
     async def next_body_event(self, scope: trio.CancelScope) -> Any:
         """The next body event, waiting for bytes at most ``body_timeout`` between reads (a
-        deadline on ``scope``, which stays cancelled when it fires)."""
-        scope.deadline = trio.current_time() + self.config.body_timeout
-        try:
-            while (event := self.adapter.next_event()) is NEED_DATA:
-                await self.reader.fill()
-        finally:
-            if not scope.cancel_called:  # also when a handler's own deadline cancels the wait
-                scope.deadline = math.inf
+        deadline on ``scope``, set only when it must wait, and left in place when it fires)."""
+        adapter = self.adapter
+        reader = self.reader
+        while (event := adapter.next_event()) is NEED_DATA:
+            if reader.read_now():
+                continue
+            scope.deadline = trio.current_time() + self.config.body_timeout
+            try:
+                await reader.fill()
+            finally:
+                if not scope.cancel_called:  # also when a handler's deadline cancels the wait
+                    scope.deadline = math.inf
         return event
 
     # -- the request loop ---------------------------------------------------------------------
@@ -197,31 +207,40 @@ class HTTP1Connection:
     async def _request_loop(self) -> None:
         config = self.config
         adapter = self.adapter
+        reader = self.reader
         scope = self._scope
         idle_timeout = config.header_timeout  # a new connection: until its first byte
         while True:
+            # Once per request, a checkpoint: reads and writes that need no wait are none, so
+            # a client that pipelines cannot starve the other tasks, and a cancellation lands.
+            await trio.lowlevel.checkpoint()
             self._answered = False
             if adapter.idle:
                 if self.state.shutting_down:
                     return
-                self.phase = Phase.IDLE
-                self.idle_since = now = trio.current_time()
-                scope.deadline = now + idle_timeout
-                self.state.connection_idle()
-                while adapter.idle:
-                    if adapter.eof:
-                        return
-                    await self.reader.fill()
+                if not reader.read_now():
+                    # Idle only when it must wait (a request already there is read at once,
+                    # in this same step); the idle deadline is cleared after the head.
+                    self.phase = Phase.IDLE
+                    self.idle_since = trio.current_time()
+                    self.state.connection_idle()
+                    scope.deadline = self.idle_since + idle_timeout
+                    while adapter.idle:
+                        if adapter.eof:
+                            return
+                        await reader.fill()
             self.phase = Phase.HEAD
             event = adapter.next_event()
             if event is NEED_DATA:
                 scope.deadline = trio.current_time() + config.header_timeout
                 while (event := adapter.next_event()) is NEED_DATA:
-                    await self.reader.fill()
+                    if not reader.read_now():
+                        await reader.fill()
             if event is CLOSED:
                 return
             assert type(event) is RequestHead
-            scope.deadline = math.inf
+            if scope.deadline != math.inf:
+                scope.deadline = math.inf
             if self.stop_reason is not None:  # closed as this request arrived: refuse it
                 raise ProtocolError(503, self.stop_reason)
             # The exchange, inline: every coroutine in the await chain is resumed at each of
@@ -231,7 +250,8 @@ class HTTP1Connection:
             if event.content_length is None and not event.chunked:
                 adapter.next_event()  # a body-less request: take its end now, no I/O
             exchange = self._exchange = HTTP1Exchange(self, event, scope)
-            await serve_exchange(exchange, self.state)  # cancelled: ``_serve`` still needs it
+            # (cancelled: ``_serve`` still needs the exchange)
+            await reader.run_watched(serve_exchange(exchange, self.state))
             self._exchange = None
             self.handler_running = False
             self._answered = True

@@ -42,8 +42,7 @@ class HTTP1Exchange(Exchange):
         self.connection = connection
         self.body_received = 0
         self._waiting_for_body = False
-        connection.handler_running = True
-        connection.reader.wake_watcher()
+        connection.handler_running = True  # the watcher reads ahead once it blocks
         if connection.peer_gone and connection.config.cancel_on_disconnect:
             self.scope.cancel()  # already gone: the handler starts cancelled
 
@@ -89,9 +88,13 @@ class HTTP1Exchange(Exchange):
         connection.handler_running = False
         self.response_started = True
         # _write, inline: the most common write of all, one coroutine frame less
-        self.scope.deadline = trio.current_time() + connection.config.send_timeout
         try:
-            await connection.stream.send_all(data)
+            sent = connection.transport.send_now(data)
+            if sent < len(data):
+                scope = self.scope
+                scope.deadline = trio.current_time() + connection.config.send_timeout
+                await connection.transport.send_all(data, sent)
+                scope.deadline = math.inf
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             connection.peer_gone = True
             raise ExchangeGone from None
@@ -100,11 +103,9 @@ class HTTP1Exchange(Exchange):
         data = self.connection.adapter.send_head(status, self._closing(headers))
         self.response_started = True
         await self._write(data)
-        self.scope.deadline = math.inf  # producing the first chunk may take any time
 
     async def send_data(self, data: bytes) -> None:
         await self._write(self.connection.adapter.send_data(data))
-        self.scope.deadline = math.inf  # the next chunk may take any time
 
     async def send_end(self) -> None:
         await self._write(self.connection.adapter.send_end())
@@ -139,12 +140,19 @@ class HTTP1Exchange(Exchange):
         return left <= self.connection.config.max_drain_size
 
     async def _write(self, data: bytes) -> None:
-        """Write within ``send_timeout`` (a deadline on this exchange's scope; it stays after
-        the write: whatever waits next sets its own). ``ExchangeGone`` when the peer is gone."""
+        """Write within ``send_timeout`` (a deadline on this exchange's scope, set only when
+        the write must wait, and cleared after it). ``ExchangeGone`` when the peer is gone.
+        Cancellation: a checkpoint before anything is written (a streamed body's chunks also
+        let the other tasks run in between)."""
         connection = self.connection
-        self.scope.deadline = trio.current_time() + connection.config.send_timeout
+        await trio.lowlevel.checkpoint()
         try:
-            await connection.stream.send_all(data)
+            sent = connection.transport.send_now(data)
+            if sent < len(data):
+                scope = self.scope
+                scope.deadline = trio.current_time() + connection.config.send_timeout
+                await connection.transport.send_all(data, sent)
+                scope.deadline = math.inf
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             connection.peer_gone = True
             raise ExchangeGone from None

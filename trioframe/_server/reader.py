@@ -8,47 +8,60 @@ whoever needs bytes while the other task is reading waits for that read instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
 import trio
 
 from .._protocol.http1 import HTTP1Adapter
+from .transport import RECEIVE_SIZE, Transport
 
 __all__ = ["HIGH_WATER", "RECEIVE_SIZE", "StreamReader", "linger_close"]
 
-RECEIVE_SIZE = 64 * 1024
 HIGH_WATER = 256 * 1024  # the watcher stops reading ahead past this many unparsed bytes
 
 
 class StreamReader:
-    """Feeds ``adapter`` from ``stream``. ``on_eof`` runs when the peer closes its side;
+    """Feeds ``adapter`` from ``transport``. ``on_eof`` runs when the peer closes its side;
     ``read_ahead`` says whether the watcher should keep reading (a handler is running)."""
 
     def __init__(
         self,
-        stream: trio.abc.Stream,
+        transport: Transport,
         adapter: HTTP1Adapter,
         on_eof: Callable[[], None],
         read_ahead: Callable[[], bool],
     ) -> None:
-        self.stream = stream
+        self.transport = transport
         self.adapter = adapter
         self._on_eof = on_eof
         self._read_ahead = read_ahead
         self._lot = trio.lowlevel.ParkingLot()  # tasks waiting for the current read
         self._watcher: trio.lowlevel.Task | None = None  # set while the watcher sleeps
-        self._reading = False  # a task is inside receive_some
+        self._reading = False  # a task is waiting for bytes
+
+    def read_now(self) -> bool:
+        """Take into the adapter what has arrived, without waiting; False when nothing had
+        (or another task is waiting for bytes). Not a checkpoint."""
+        if self._reading:
+            return False
+        data = self.transport.receive_now()
+        if data is None:
+            return False
+        self._received(data)
+        return True
 
     async def read_once(self) -> None:
-        """Read once into the adapter (``b""`` on end of stream or a broken stream)."""
+        """Wait for bytes once and feed them to the adapter (``b""``: end of stream)."""
         self._reading = True
         try:
-            data = await self.stream.receive_some(RECEIVE_SIZE)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            data = b""
+            data = await self.transport.receive()
         finally:
             self._reading = False
+        self._received(data)
+
+    def _received(self, data: bytes | bytearray) -> None:
         self.adapter.receive_data(data)
         if self._lot:
             self._lot.unpark_all()
@@ -56,17 +69,43 @@ class StreamReader:
             self._on_eof()
 
     async def fill(self) -> None:
-        """Get more bytes into the adapter: read them, or wait for the watcher's read."""
+        """Wait for more bytes in the adapter: read them, or wait for the watcher's read.
+        Call it after ``read_now`` found nothing (it does not look before waiting)."""
         if self._reading:
             await self._lot.park()
         else:
             await self.read_once()
 
     def wake_watcher(self) -> None:
-        """Let the watcher read ahead (call when a handler starts)."""
+        """Let the watcher read ahead (a handler runs and has blocked)."""
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
             trio.lowlevel.reschedule(watcher)
+
+    @types.coroutine
+    def run_watched(self, exchange: Coroutine[Any, Any, None]) -> Generator[Any, Any, None]:
+        """``await`` it to run ``exchange`` (the serving of one request) with the watcher
+        woken the first time it blocks: a handler that never waits, answered by a write that
+        needs no wait either, costs the watcher nothing. (The first step of ``exchange`` runs
+        here; after that every step passes through, and so does every exception.)"""
+        try:
+            trap = exchange.send(None)
+        except StopIteration:
+            return
+        self.wake_watcher()
+        while True:
+            try:
+                answer = yield trap
+            except BaseException as exc:  # thrown into the task: hand it to the exchange
+                try:
+                    trap = exchange.throw(exc)
+                except StopIteration:
+                    return
+            else:
+                try:
+                    trap = exchange.send(answer)
+                except StopIteration:
+                    return
 
     async def watch(self) -> None:
         """The watcher task: sleeps until woken, then reads while ``read_ahead()`` holds, the
@@ -78,8 +117,7 @@ class StreamReader:
             return trio.lowlevel.Abort.SUCCEEDED
 
         while True:
-            self._watcher = trio.lowlevel.current_task()
-            await trio.lowlevel.wait_task_rescheduled(abort)
+            # Looks before it sleeps: a handler may have started before this task first ran.
             while (
                 self._read_ahead()
                 and not self._reading
@@ -87,6 +125,8 @@ class StreamReader:
                 and adapter.buffered < HIGH_WATER
             ):
                 await self.read_once()
+            self._watcher = trio.lowlevel.current_task()
+            await trio.lowlevel.wait_task_rescheduled(abort)
 
     async def receive_raw(self) -> bytes:
         """After a protocol switch: the next received bytes, taken out of the adapter, ``b""``
@@ -96,10 +136,7 @@ class StreamReader:
             await self._lot.park()
         if adapter.buffered or adapter.eof:
             return adapter.take_buffered()
-        try:
-            return bytes(await self.stream.receive_some(RECEIVE_SIZE))
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            return b""
+        return bytes(await self.transport.receive())
 
 
 async def linger_close(stream: trio.abc.Stream) -> None:
