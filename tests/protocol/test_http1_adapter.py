@@ -346,3 +346,31 @@ def test_the_field_cache_starts_over_when_full(monkeypatch: pytest.MonkeyPatch) 
     for number in range(http1_module._MAX_FIELDS + 5):
         _served_get().send_head(200, [(b"x-n", b"%d" % number), (b"content-length", b"0")])
     assert len(http1_module._FIELDS) == 5
+
+
+def test_without_h11s_private_header_form_responses_still_go_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An h11 whose private header form differs: no cache, h11 validates the list itself.
+    monkeypatch.setattr(http1_module, "_FIELD_CACHE", False)
+    monkeypatch.setattr(http1_module, "_FIELDS", {})
+    head = _served_get().send_head(
+        200, [(b"content-type", b"text/plain"), (b"content-length", b"2")]
+    )
+    assert b"\r\ncontent-type: text/plain\r\n" in head
+    assert http1_module._FIELDS == {}
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        [(b"content-type", b"a\x00b")],
+        [(b"content-length", b"2"), (b"content-length", b"3")],
+    ],
+)
+def test_without_h11s_private_header_form_bad_fields_are_still_refused(
+    monkeypatch: pytest.MonkeyPatch, fields: list[tuple[bytes, bytes]]
+) -> None:
+    monkeypatch.setattr(http1_module, "_FIELD_CACHE", False)
+    with pytest.raises(UnsendableResponse):
+        _served_get().send_head(200, fields)

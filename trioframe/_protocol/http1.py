@@ -15,8 +15,14 @@ from typing import Final
 
 import attrs
 import h11
-from h11._headers import Headers as H11Headers  # h11's validated form of a header list
-from h11._headers import normalize_and_validate
+
+try:  # h11's private validated form of a header list: used only to cache validation
+    from h11._headers import Headers as H11Headers
+    from h11._headers import normalize_and_validate
+
+    _FIELD_CACHE = bool(normalize_and_validate([(b"a", b"b")])._full_items)
+except (ImportError, AttributeError, TypeError):  # another h11: it validates every field
+    _FIELD_CACHE = False
 
 from .._errors import reason_phrase
 from .chunked import ChunkedFraming
@@ -300,7 +306,10 @@ def _h11_fields(headers: list[tuple[bytes, bytes]]) -> H11Headers | list[tuple[b
     a second). A ``Content-Length`` of plain digits (the one ``final_headers`` adds) needs no
     lookup. Fields whose rules span the whole list (a second ``Content-Length``, any other
     framing header) return ``headers`` as they are, for h11 to check whole. Raises h11's
-    ``LocalProtocolError`` for a field it refuses."""
+    ``LocalProtocolError`` for a field it refuses. With an h11 whose private header form is not
+    the one this was written against, ``headers`` go to h11 as they are (slower, as safe)."""
+    if not _FIELD_CACHE:
+        return headers
     items = []
     has_length = False
     for field in headers:
