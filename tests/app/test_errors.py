@@ -1,4 +1,4 @@
-"""``Error``, its constructors and subclasses, and the one standard error body (API.md §6).
+"""``Error``, its constructors and subclasses, and the one standard error body (docs/responses.md).
 
 Covers every constructor/subclass pair with its status and message, extra ``headers=``,
 ``Retry-After`` and ``WWW-Authenticate``, withheld 5xx details, ``Error(status, message)``

@@ -1,4 +1,4 @@
-"""Handler shapes at this stage (API.md section 3): no parameters, or one ``Request``.
+"""Handler shapes at this stage (docs/routing.md, Handlers and the request): no parameters, or one ``Request``.
 
 Handlers are analysed once, when the ``TestClient`` is entered (the router is frozen then):
 a non-async handler, an unknown or missing annotation, or ``*args``/``**kwargs`` fail there

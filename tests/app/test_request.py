@@ -1,4 +1,4 @@
-"""The ``Request`` a handler receives (API.md section 5), seen from inside real handlers.
+"""The ``Request`` a handler receives (docs/routing.md, Handlers and the request), seen from inside real handlers.
 
 Each test registers a handler taking ``Request``, sends a request with the ``TestClient`` and
 checks the fields and helpers: method, uri, version, headers, body (plain and chunked),

@@ -1,4 +1,4 @@
-"""``Response`` builders and modifiers (API.md section 6) and handler return conversion.
+"""``Response`` builders and modifiers (docs/responses.md) and handler return conversion.
 
 Each builder is checked on the wire through the ``TestClient``: status, content type and
 body, the chainable modifiers and their header validation, JSON serialization of attrs

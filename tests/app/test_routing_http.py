@@ -1,4 +1,4 @@
-"""Every routing rule of API.md section 2, observed through HTTP with the ``TestClient``.
+"""Every routing rule of docs/routing.md, observed through HTTP with the ``TestClient``.
 
 Literal, ``{param}`` and ``{*wildcard}`` routes and their precedence (independent of
 registration order), percent-decoding after the split, the built-in 400/404/405 answers,

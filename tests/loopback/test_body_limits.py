@@ -149,7 +149,7 @@ async def test_expect_100_continue_within_limit_gets_continue_then_200() -> None
 
 
 async def test_declared_length_over_limit_on_get_is_413_before_the_handler() -> None:
-    """API.md section 4: ``max_body_size`` applies to every request all the same; a declared
+    """docs/server.md, Body limits: ``max_body_size`` applies to every request all the same; a declared
     Content-Length over it is answered 413 before the handler runs (whatever the method)."""
     counter = Counter()
     with trio.fail_after(10):

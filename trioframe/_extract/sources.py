@@ -1,8 +1,8 @@
 """Step factories: one per extractor kind, each run once per handler parameter when the app
 is frozen, each returning the step that runs per request.
 
-A step is ``async (request) -> value`` and raises ``Error`` with the statuses of API.md
-section 4 rule 3. Shape checks that can be done without a request (a ``Path[T]`` whose
+A step is ``async (request) -> value`` and raises ``Error`` with the statuses docs/extractors.md
+lists ("Failure statuses and the error body"). Shape checks that can be done without a request (a ``Path[T]`` whose
 fields are not the route's parameters, a ``State[T]`` nobody registered) raise
 ``ConfigurationError`` here, at freeze time.
 """

@@ -47,7 +47,7 @@ def _positive(_inst: Any, attribute: attrs.Attribute[Any], value: float) -> None
 
 @attrs.frozen(kw_only=True)
 class ServerConfig:
-    """Server limits and protocol options (API.md section 10)."""
+    """Server limits and protocol options (each one documented in docs/server.md, ServerConfig)."""
 
     #: Largest request body in bytes; larger bodies get 413 (from Content-Length before
     #: reading, or from the running total of a chunked body).
