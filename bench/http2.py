@@ -39,7 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import checkouts
-from checkouts import PY, ROOT, TRIOFRAME_PROBE, Checkout, environment
+from checkouts import PY, TRIOFRAME_PROBE, Checkout
 from run import (  # the sibling script is the library here
     APPS,
     ECHO_BODY,
@@ -49,6 +49,7 @@ from run import (  # the sibling script is the library here
     ServerFailed,
     check_endpoints,
     free_port,
+    launch,
     pin_to,
     round_order,
     stop_server,
@@ -381,17 +382,7 @@ def start_server(spec: H2Spec, opts: Options, log_path: Path) -> Served:
         return served
     served.port = port = free_port()
     print(f"[{spec.label}] {served.result.detail}: serving on 127.0.0.1:{port}", flush=True)
-    with log_path.open("wb") as log:
-        served.process = subprocess.Popen(
-            spec.command(port),
-            cwd=ROOT,
-            env=environment(spec.checkout),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=pin_to(opts.server_cpu),
-        )
+    served.process = launch(spec.command(port), spec.checkout, log_path, opts.server_cpu)
     try:
         wait_for_port(served.process, port, opts.start_timeout)
         if spec.protocol == "h2":

@@ -345,6 +345,24 @@ class Served:
         self.stop(opts)
 
 
+def launch(
+    command: list[str], checkout: Checkout | None, log_path: Path, cpu: int | None
+) -> subprocess.Popen[bytes]:
+    """Start a server process in its own session, its output in ``log_path``, pinned to
+    ``cpu``, with trioframe from ``checkout`` (this checkout's without one)."""
+    with log_path.open("wb") as log:
+        return subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=environment(checkout),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=pin_to(cpu),
+        )
+
+
 def start_server(spec: ServerSpec, opts: Options, log_path: Path) -> Served:
     """Probe, start, check and warm up one server; a failure is recorded in its result."""
     served = Served(spec, ServerResult(spec.label, spec.name), log_path)
@@ -354,17 +372,7 @@ def start_server(spec: ServerSpec, opts: Options, log_path: Path) -> Served:
         return served
     served.port = port = free_port()
     print(f"[{spec.label}] {served.result.detail}: serving on 127.0.0.1:{port}", flush=True)
-    with log_path.open("wb") as log:
-        served.process = subprocess.Popen(
-            spec.command(port),
-            cwd=ROOT,
-            env=environment(spec.checkout),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=pin_to(opts.server_cpu),
-        )
+    served.process = launch(spec.command(port), spec.checkout, log_path, opts.server_cpu)
     try:
         wait_for_port(served.process, port, opts.start_timeout)
         check_endpoints(port)
