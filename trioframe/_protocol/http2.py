@@ -50,19 +50,7 @@ from .http2_events import (
 from .http2_frames import Flood, FrameMeter
 from .http2_head import MalformedHead, read_request_head
 
-__all__ = [
-    "BodyEnded",
-    "BodyReceived",
-    "ConnectionFailed",
-    "HTTP2Adapter",
-    "HTTP2Limits",
-    "PeerClosed",
-    "PingAcked",
-    "RequestRefused",
-    "RequestStarted",
-    "StreamReset",
-    "WindowOpened",
-]
+__all__ = ["LAST_STREAM_ID", "ConnectionFailed", "HTTP2Adapter", "HTTP2Limits"]
 
 Header = tuple[bytes, bytes]
 LAST_STREAM_ID = 2**31 - 1

@@ -33,13 +33,10 @@ from typing import TYPE_CHECKING
 import trio
 from h2.errors import ErrorCodes
 
-from .._protocol.http2 import (
-    LAST_STREAM_ID,
+from .._protocol.http2 import LAST_STREAM_ID, ConnectionFailed, HTTP2Adapter, HTTP2Limits
+from .._protocol.http2_events import (
     BodyEnded,
     BodyReceived,
-    ConnectionFailed,
-    HTTP2Adapter,
-    HTTP2Limits,
     PeerClosed,
     PingAcked,
     RequestRefused,

@@ -112,7 +112,7 @@ class HTTP2Exchange(Exchange):
                 return b""
             self._waiting_for_body = True
             self.scope.deadline = trio.current_time() + self.connection.config.body_timeout
-            while not self._body and not self.body_ended and not self.gone:
+            while self.has_body_waiting:
                 await self._wait()
             self.scope.deadline = math.inf
             self._waiting_for_body = False
@@ -120,11 +120,22 @@ class HTTP2Exchange(Exchange):
                 if self.gone:
                     raise Error(400, "the client reset the stream")
                 return b""
+        return self.take_piece()
+
+    def take_piece(self) -> bytes:
+        """Hand over the oldest buffered piece of body (there is one): its window reopens
+        and it counts as work read by the handler."""
         data, flow_length = self._body.popleft()
         self._buffered -= flow_length
         self.connection.adapter.consumed(self.stream_id, flow_length, read=True)
         self.connection.wake_writer()
         return data
+
+    @property
+    def has_body_waiting(self) -> bool:
+        """Whether a reader would have to wait: no piece buffered, and the body neither
+        ended nor reset."""
+        return not self._body and not self.body_ended and not self.gone
 
     # -- the response ---------------------------------------------------------------------------
     async def send_response(self, status: int, headers: list[Header], body: bytes) -> None:
@@ -258,16 +269,12 @@ class _StreamChannel(trio.abc.Stream):
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         exchange = self._exchange
-        while not exchange._body and not exchange.body_ended and not exchange.gone:
+        while exchange.has_body_waiting:
             await exchange._wait()
         if not exchange._body:
             await trio.lowlevel.checkpoint()
             return b""
-        data, flow_length = exchange._body.popleft()
-        exchange._buffered -= flow_length
-        exchange.connection.adapter.consumed(exchange.stream_id, flow_length, read=True)
-        exchange.connection.wake_writer()
-        return data
+        return exchange.take_piece()
 
     async def aclose(self) -> None:
         exchange = self._exchange
