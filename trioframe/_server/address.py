@@ -1,8 +1,9 @@
-"""Parsing the ``addr`` argument of ``Server``: ``"ip:port"``, ``"[v6]:port"`` or a tuple."""
+"""Addresses: parsing the ``addr`` argument of ``Server`` (``"ip:port"``, ``"[v6]:port"`` or a
+tuple) and writing a peer's address for logs."""
 
 from __future__ import annotations
 
-__all__ = ["parse_address"]
+__all__ = ["format_peer", "parse_address"]
 
 
 def parse_address(addr: str | tuple[str, int]) -> tuple[str, int]:
@@ -26,3 +27,11 @@ def parse_address(addr: str | tuple[str, int]) -> tuple[str, int]:
     if not 0 <= int(port) <= 65535:
         raise ValueError(f"port {port} out of range")
     return str(host), int(port)
+
+
+def format_peer(client: tuple[str, int] | None) -> str:
+    """``host:port`` (``[v6]:port``) for logs; ``an unknown peer`` without an address."""
+    if client is None:
+        return "an unknown peer"
+    host, port = client
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

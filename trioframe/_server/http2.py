@@ -45,6 +45,7 @@ from .._protocol.http2_events import (
     WindowOpened,
 )
 from .._protocol.request_head import RequestHead
+from .address import format_peer
 from .exchange import answer_cancelled, serve_exchange
 from .http2_exchange import HTTP2Exchange
 
@@ -422,6 +423,4 @@ class HTTP2Connection:
             await self._no_streams.wait()
 
     def _peer(self) -> str:
-        from .streams import format_peer
-
         return format_peer(self.client)

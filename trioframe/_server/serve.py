@@ -21,11 +21,11 @@ from .._dispatch import App
 from .._errors import ConfigurationError
 from .._routing.router import Router
 from .._websocket.accept import WebSocketPolicy
-from .address import parse_address
+from .address import format_peer, parse_address
 from .config import ServerConfig
 from .lifespan import Lifecycle
 from .state import ServingState
-from .streams import format_peer, serve_stream
+from .streams import serve_stream
 from .tls import server_context
 
 __all__ = ["Server"]

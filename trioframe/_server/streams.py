@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._protocol.negotiate import H2_PREFACE, Protocol, choose_protocol, needs_more_bytes
+from .address import format_peer
 from .http1 import HTTP1Connection
 from .tls import handshake, tls_info
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from .served import ServedConnection
     from .state import ServingState
 
-__all__ = ["format_peer", "serve_stream"]
+__all__ = ["serve_stream"]
 
 log = logging.getLogger("trioframe")
 
@@ -83,11 +84,3 @@ async def _connect(
 
         return HTTP2Connection(state, stream, client, tls, first)
     return HTTP1Connection(state, stream, client, tls, first)
-
-
-def format_peer(client: tuple[str, int] | None) -> str:
-    """``host:port`` (``[v6]:port``) for logs; ``an unknown peer`` without an address."""
-    if client is None:
-        return "an unknown peer"
-    host, port = client
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
