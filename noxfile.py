@@ -39,9 +39,15 @@ FUZZ_SCALE = "8"
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The test suite (unit, in-memory, loopback sockets, examples)."""
+    """The test suite (unit, in-memory, loopback sockets, examples), twice: HTTP/1.1 on llhttp
+    (the speedups extra is installed, so ``http1_parser="auto"`` chooses it), then on h11 (the
+    path without the extra). With arguments, one run of pytest with them."""
     session.install("-e", ".[all]", *TEST_DEPS)
-    session.run("pytest", *session.posargs)
+    if session.posargs:
+        session.run("pytest", *session.posargs)
+        return
+    session.run("pytest", "--http1-parser=llhttp")
+    session.run("pytest", "--http1-parser=h11")
 
 
 @nox.session
@@ -77,7 +83,7 @@ def bench(session: nox.Session) -> None:
     ``nox -s bench -- websocket --duration 5`` runs ``bench/websocket.py`` (or another script
     of bench/ named first, e.g. ``http2``, which needs h2load, or ``memory``, the RSS per idle
     connection) instead of ``bench/run.py``."""
-    session.install("-e", ".[websocket,http2]", "-r", "bench/requirements.txt")
+    session.install("-e", ".[websocket,http2,speedups]", "-r", "bench/requirements.txt")
     script, args = "run", list(session.posargs)
     if args and args[0] in BENCH_SCRIPTS:
         script = args.pop(0)
@@ -100,7 +106,7 @@ def instructions(session: nox.Session) -> None:
 
     Not in the default sessions: a full run takes several minutes. Arguments go to
     ``bench/instructions.py``, e.g. ``nox -s instructions -- --only trioframe,bare``."""
-    session.install("-e", ".", "-r", "bench/requirements.txt", "httptools")
+    session.install("-e", ".[speedups]", "-r", "bench/requirements.txt")
     session.run("python", "bench/instructions.py", *session.posargs)
 
 

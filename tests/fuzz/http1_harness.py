@@ -156,20 +156,22 @@ class _ErrorRecords(logging.Handler):
             self.records.append(self.format(record))
 
 
-def serve(case: ConnectionInput) -> Run:
-    """Serve ``case`` on one in-memory connection (its own trio run, virtual time)."""
+def serve(case: ConnectionInput, config: ServerConfig = CONFIG) -> Run:
+    """Serve ``case`` on one in-memory connection (its own trio run, virtual time), with
+    ``config`` (``CONFIG`` with another ``http1_parser``, say)."""
     records = _ErrorRecords()
     logger = logging.getLogger("trioframe")
     logger.addHandler(records)
     try:
-        return trio.run(_serve, case, records, clock=trio.testing.MockClock(autojump_threshold=0))
+        clock = trio.testing.MockClock(autojump_threshold=0)
+        return trio.run(_serve, case, config, records, clock=clock)
     finally:
         logger.removeHandler(records)
 
 
-async def _serve(case: ConnectionInput, records: _ErrorRecords) -> Run:
+async def _serve(case: ConnectionInput, config: ServerConfig, records: _ErrorRecords) -> Run:
     calls: list[Call] = []
-    server = Server(_router(calls, case.behaviours), ("127.0.0.1", 0), CONFIG)
+    server = Server(_router(calls, case.behaviours), ("127.0.0.1", 0), config)
     client, served = trio.testing.memory_stream_pair()
     output = bytearray()
     escaped: list[Exception] = []

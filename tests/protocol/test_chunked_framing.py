@@ -43,7 +43,7 @@ VALID = {
     "upper-case hex and leading zeros": b"000A\r\n0123456789\r\n0000\r\n\r\n",
     "sixteen hex digits": b"0000000000000003\r\nabc\r\n0\r\n\r\n",
     "extensions": b'3;a;b=c;d="q \\" x"\r\nabc\r\n0;last\r\n\r\n',
-    "whitespace around ; and =": b"3 ;\ta = b\t; c\r\nabc\r\n0\r\n\r\n",
+    "whitespace around ; and =": b"3;\ta = b\t; c\r\nabc\r\n0\r\n\r\n",
     "trailer fields": b"3\r\nabc\r\n0\r\nX-Sum: 1 2\t3\r\nEmpty:\r\nY:  z  \r\n\r\n",
     "binary data with CR and LF": b"4\r\n\r\n\n\r\r\n0\r\n\r\n",
 }
@@ -56,6 +56,7 @@ def test_valid_bodies_are_released_up_to_their_end(body: bytes, step: int) -> No
 
 
 REFUSED = {
+    "whitespace between the size and the first ;": b"3 ;a\r\nabc\r\n0\r\n\r\n",
     "bare LF ending the trailer section": b"0\r\n\n",
     "bare LF ending a trailer field": b"0\r\nX: y\n\r\n",
     "bare LF ending the chunk-size line": b"5\nhello\r\n0\r\n\r\n",

@@ -1,4 +1,5 @@
-"""The HTTP/1.1 adapter over h11: bytes in, events out (sans-I/O, synchronous)."""
+"""The HTTP/1.1 adapters (h11's and llhttp's): bytes in, events out (sans-I/O, synchronous).
+Every test of the shared behaviour runs on both adapters."""
 
 from __future__ import annotations
 
@@ -9,19 +10,28 @@ import pytest
 from trioframe._protocol import http1 as http1_module
 from trioframe._protocol.errors import ProtocolError, UnsendableResponse
 from trioframe._protocol.head import HeadLimits
-from trioframe._protocol.http1 import (
+from trioframe._protocol.http1 import HTTP1Adapter, render_simple_response
+from trioframe._protocol.http1_base import (
     CLOSED,
     NEED_DATA,
     PAUSED,
+    BaseHTTP1Adapter,
     BodyChunk,
     BodyEnd,
-    HTTP1Adapter,
-    RequestHead,
-    render_simple_response,
 )
+from trioframe._protocol.http1_llhttp import LLHTTPAdapter
+from trioframe._protocol.request_head import RequestHead
+
+AdapterClass = type[BaseHTTP1Adapter]
 
 
-def events(adapter: HTTP1Adapter) -> list[object]:
+@pytest.fixture(params=[HTTP1Adapter, LLHTTPAdapter], ids=["h11", "llhttp"])
+def Adapter(request: pytest.FixtureRequest) -> AdapterClass:
+    adapter_class: AdapterClass = request.param
+    return adapter_class
+
+
+def events(adapter: BaseHTTP1Adapter) -> list[object]:
     out: list[object] = []
     while True:
         event = adapter.next_event()
@@ -30,14 +40,14 @@ def events(adapter: HTTP1Adapter) -> list[object]:
             return out
 
 
-def respond(adapter: HTTP1Adapter, body: bytes = b"ok") -> bytes:
+def respond(adapter: BaseHTTP1Adapter, body: bytes = b"ok") -> bytes:
     data = adapter.send_head(200, [(b"content-length", b"%d" % len(body))])
     data += adapter.send_data(body) + adapter.send_end()
     return data
 
 
-def test_get_request_then_keep_alive() -> None:
-    adapter = HTTP1Adapter()
+def test_get_request_then_keep_alive(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
     adapter.receive_data(b"GET /a?b=1 HTTP/1.1\r\nHost: x\r\n\r\n")
     head, end, paused = events(adapter)
     assert isinstance(head, RequestHead)
@@ -51,8 +61,8 @@ def test_get_request_then_keep_alive() -> None:
     assert adapter.next_event() is NEED_DATA
 
 
-def test_body_split_across_reads() -> None:
-    adapter = HTTP1Adapter()
+def test_body_split_across_reads(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
     adapter.receive_data(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab")
     assert isinstance(adapter.next_event(), RequestHead)
     assert adapter.next_event() == BodyChunk(b"ab")
@@ -62,8 +72,8 @@ def test_body_split_across_reads() -> None:
     assert adapter.next_event() == BodyEnd()
 
 
-def test_pipelined_requests_after_a_fixed_length_body_stay_checked() -> None:
-    adapter = HTTP1Adapter()
+def test_pipelined_requests_after_a_fixed_length_body_stay_checked(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
     adapter.receive_data(
         b"POST /1 HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
         b"GET /2 HTTP/1.1\r\nHost: x\r\nX: \x01\r\n\r\n"
@@ -76,8 +86,8 @@ def test_pipelined_requests_after_a_fixed_length_body_stay_checked() -> None:
     assert info.value.status == 400
 
 
-def test_pipelined_request_after_a_chunked_body() -> None:
-    adapter = HTTP1Adapter()
+def test_pipelined_request_after_a_chunked_body(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
     adapter.receive_data(
         b"POST /1 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
         b"3\r\nabc\r\n0\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -90,25 +100,27 @@ def test_pipelined_request_after_a_chunked_body() -> None:
     assert isinstance(head, RequestHead) and head.target == b"/2"
 
 
-def test_empty_lines_before_a_request_are_ignored() -> None:
-    adapter = HTTP1Adapter()
+def test_empty_lines_before_a_request_are_ignored(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
     adapter.receive_data(b"\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n")
     assert isinstance(adapter.next_event(), RequestHead)
 
 
-def test_eof_between_requests_is_closed_and_inside_a_head_is_an_error() -> None:
-    adapter = HTTP1Adapter()
+def test_eof_between_requests_is_closed_and_inside_a_head_is_an_error(
+    Adapter: AdapterClass,
+) -> None:
+    adapter = Adapter()
     adapter.receive_data(b"")
     assert adapter.next_event() is CLOSED
-    adapter = HTTP1Adapter()
+    adapter = Adapter()
     adapter.receive_data(b"GET / HT")
     adapter.receive_data(b"")
     with pytest.raises(ProtocolError):
         adapter.next_event()
 
 
-def test_eof_inside_a_body_is_an_error() -> None:
-    adapter = HTTP1Adapter()
+def test_eof_inside_a_body_is_an_error(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
     adapter.receive_data(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab")
     adapter.next_event()
     adapter.next_event()
@@ -117,29 +129,29 @@ def test_eof_inside_a_body_is_an_error() -> None:
         adapter.next_event()
 
 
-def test_h11_status_hints_become_statuses() -> None:
-    adapter = HTTP1Adapter()
+def test_h11_status_hints_become_statuses(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
     adapter.receive_data(b"GET / HTTP/1.1\r\n\r\n")  # no Host: h11 says 400
     with pytest.raises(ProtocolError) as info:
         adapter.next_event()
     assert info.value.status == 400
-    adapter = HTTP1Adapter()
+    adapter = Adapter()
     adapter.receive_data(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n")
     with pytest.raises(ProtocolError) as info:
         adapter.next_event()
     assert info.value.status == 501
 
 
-def test_head_limits_apply_in_one_read() -> None:
-    adapter = HTTP1Adapter(HeadLimits(max_head_size=64))
+def test_head_limits_apply_in_one_read(Adapter: AdapterClass) -> None:
+    adapter = Adapter(HeadLimits(max_head_size=64))
     adapter.receive_data(b"GET / HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 64 + b"\r\n\r\n")
     with pytest.raises(ProtocolError) as info:
         adapter.next_event()
     assert info.value.status == 431
 
 
-def test_expect_continue() -> None:
-    adapter = HTTP1Adapter()
+def test_expect_continue(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
     adapter.receive_data(
         b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n"
     )
@@ -150,16 +162,16 @@ def test_expect_continue() -> None:
     assert not adapter.they_expect_continue
 
 
-def test_head_response_sends_no_body_framing() -> None:
-    adapter = HTTP1Adapter()
+def test_head_response_sends_no_body_framing(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
     adapter.receive_data(b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n")
     events(adapter)
     data = adapter.send_head(200, [(b"content-length", b"10")]) + adapter.send_end()
     assert data.endswith(b"content-length: 10\r\n\r\n")
 
 
-def test_http10_closes_after_the_response() -> None:
-    adapter = HTTP1Adapter()
+def test_http10_closes_after_the_response(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
     adapter.receive_data(b"GET / HTTP/1.0\r\n\r\n")
     head = adapter.next_event()
     assert isinstance(head, RequestHead) and head.version == "1.0"
@@ -188,8 +200,10 @@ SMUGGLING_SHAPES = {
 
 
 @pytest.mark.parametrize("body", SMUGGLING_SHAPES.values(), ids=SMUGGLING_SHAPES.keys())
-def test_lenient_chunked_framing_is_refused_before_the_next_request(body: bytes) -> None:
-    adapter = HTTP1Adapter()
+def test_lenient_chunked_framing_is_refused_before_the_next_request(
+    Adapter: AdapterClass, body: bytes
+) -> None:
+    adapter = Adapter()
     adapter.receive_data(
         b"POST /1 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
         + body
@@ -213,8 +227,8 @@ def test_h11_is_never_fed_past_a_chunked_body() -> None:
     assert adapter.buffered == len(b"GET /2 HTTP/1.1\r\nHost: x\r\n\r\n")
 
 
-def test_a_chunked_body_arriving_a_byte_at_a_time() -> None:
-    adapter = HTTP1Adapter()
+def test_a_chunked_body_arriving_a_byte_at_a_time(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
     adapter.receive_data(b"POST /1 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
     assert isinstance(adapter.next_event(), RequestHead)
     got: list[object] = []
@@ -226,8 +240,8 @@ def test_a_chunked_body_arriving_a_byte_at_a_time() -> None:
     assert adapter.buffered == 3
 
 
-def test_eof_inside_a_chunk_size_line_is_an_error() -> None:
-    adapter = HTTP1Adapter()
+def test_eof_inside_a_chunk_size_line_is_an_error(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
     adapter.receive_data(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3")
     adapter.next_event()
     assert adapter.next_event() is NEED_DATA
@@ -237,8 +251,8 @@ def test_eof_inside_a_chunk_size_line_is_an_error() -> None:
     assert info.value.status == 400
 
 
-def test_a_head_with_bare_lf_line_ends_is_refused_without_waiting() -> None:
-    adapter = HTTP1Adapter()
+def test_a_head_with_bare_lf_line_ends_is_refused_without_waiting(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
     adapter.receive_data(b"GET / HTTP/1.1\nHost: x\n\n")
     with pytest.raises(ProtocolError) as info:
         adapter.next_event()
@@ -246,54 +260,56 @@ def test_a_head_with_bare_lf_line_ends_is_refused_without_waiting() -> None:
     assert info.value.answer
 
 
-def test_a_tls_client_hello_is_refused_without_an_answer() -> None:
+def test_a_tls_client_hello_is_refused_without_an_answer(Adapter: AdapterClass) -> None:
     for prefix in (b"", b"\r\n\r\n"):  # also after the empty lines a request may start with
-        adapter = HTTP1Adapter()
+        adapter = Adapter()
         adapter.receive_data(prefix + b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
         with pytest.raises(ProtocolError) as info:
             adapter.next_event()
         assert not info.value.answer
-    adapter = HTTP1Adapter()
+    adapter = Adapter()
     adapter.receive_data(b"G\x16")  # not the first byte: an ordinary bad request head
     with pytest.raises(ProtocolError) as info:
         adapter.next_event()
     assert info.value.answer and info.value.status == 400
 
 
-def _head_error(data: bytes) -> ProtocolError:
-    adapter = HTTP1Adapter()
+def _head_error(Adapter: AdapterClass, data: bytes) -> ProtocolError:
+    adapter = Adapter()
     adapter.receive_data(data)
     with pytest.raises(ProtocolError) as info:
         adapter.next_event()
     return info.value
 
 
-def test_connect_is_refused_with_501_before_h11_can_switch_to_a_tunnel() -> None:
-    error = _head_error(b"CONNECT / HTTP/1.1\r\nHost: t\r\n\r\n")
+def test_connect_is_refused_with_501_before_h11_can_switch_to_a_tunnel(
+    Adapter: AdapterClass,
+) -> None:
+    error = _head_error(Adapter, b"CONNECT / HTTP/1.1\r\nHost: t\r\n\r\n")
     assert error.status == 501
 
 
 @pytest.mark.parametrize(
     "host", [b"t t", b"t@u", b":t:x", b"t/x", b"[::1", b"t:80x", b"\xc3\xa9.example"]
 )
-def test_an_invalid_host_value_is_400(host: bytes) -> None:
-    error = _head_error(b"GET / HTTP/1.1\r\nHost: " + host + b"\r\n\r\n")
+def test_an_invalid_host_value_is_400(Adapter: AdapterClass, host: bytes) -> None:
+    error = _head_error(Adapter, b"GET / HTTP/1.1\r\nHost: " + host + b"\r\n\r\n")
     assert (error.status, error.message) == (400, "invalid Host header")
 
 
 @pytest.mark.parametrize(
     "host", [b"t", b"example.com:8080", b"127.0.0.1", b"[::1]:443", b"a%2Db", b"", b"x:"]
 )
-def test_valid_host_values_pass(host: bytes) -> None:
-    adapter = HTTP1Adapter()
+def test_valid_host_values_pass(Adapter: AdapterClass, host: bytes) -> None:
+    adapter = Adapter()
     adapter.receive_data(b"GET / HTTP/1.1\r\nHost: " + host + b"\r\n\r\n")
     assert type(adapter.next_event()) is RequestHead
 
 
-def test_http_1_2_is_read_as_1_1_and_needs_a_host() -> None:
-    error = _head_error(b"GET / HTTP/1.2\r\n\r\n")
+def test_http_1_2_is_read_as_1_1_and_needs_a_host(Adapter: AdapterClass) -> None:
+    error = _head_error(Adapter, b"GET / HTTP/1.2\r\n\r\n")
     assert (error.status, error.message) == (400, "missing Host header")
-    adapter = HTTP1Adapter()
+    adapter = Adapter()
     adapter.receive_data(b"GET / HTTP/1.2\r\nHost: t\r\n\r\n")
     head = adapter.next_event()
     assert type(head) is RequestHead and head.version == "1.1"

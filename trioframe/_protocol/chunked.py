@@ -13,7 +13,8 @@ sees a byte the grammar refuses, nor one past the body's end::
     chunked-body   = *chunk last-chunk trailer-section CRLF
     chunk          = chunk-size [ chunk-ext ] CRLF chunk-data CRLF
     chunk-size     = 1*HEXDIG                                  (here: at most 16 digits)
-    chunk-ext      = *( BWS ";" BWS name [ BWS "=" BWS value ] )   (value: token / quoted-string)
+    chunk-ext      = *( BWS ";" BWS name [ BWS "=" BWS value ] )   (value: token / quoted-string;
+                                                   no BWS before the first ";", as in h11)
     trailer-section = *( field-line CRLF )                     (field-line as in a head)
 
 Linear time: chunk data is skipped by counting, and a line's end is searched with
@@ -36,9 +37,11 @@ __all__ = ["ChunkedFraming"]
 
 _TOKEN = rb"[-!#$%&'*+.^_`|~0-9A-Za-z]++"
 _QUOTED = rb'"(?:[\t \x21\x23-\x5b\x5d-\x7e\x80-\xff]|\\[\t \x21-\x7e\x80-\xff])*+"'
+_EXTENSION = rb"%s(?:[ \t]*+=[ \t]*+(?:%s|%s))?" % (_TOKEN, _TOKEN, _QUOTED)
+# No whitespace between the size and the first ";": RFC 9112 allows BWS there, h11 does not,
+# and both HTTP/1.1 paths hold to the stricter rule.
 _SIZE_LINE_RE = re.compile(
-    rb"([0-9A-Fa-f]{1,16}+)(?:[ \t]*+;[ \t]*+%s(?:[ \t]*+=[ \t]*+(?:%s|%s))?)*+"
-    % (_TOKEN, _TOKEN, _QUOTED)
+    rb"([0-9A-Fa-f]{1,16}+)(?:;[ \t]*+%s(?:[ \t]*+;[ \t]*+%s)*+)?" % (_EXTENSION, _EXTENSION)
 )
 # field-name ":" OWS field-value OWS: after the colon, any run of SP, HTAB, VCHAR, obs-text.
 _FIELD_LINE = re.compile(rb"%s:[\t\x20-\x7e\x80-\xff]*+" % _TOKEN)
@@ -87,10 +90,12 @@ class ChunkedFraming:
         """True once the body's last byte has been released."""
         return self._part is _DONE
 
-    def check(self, pending: bytes | bytearray) -> int:
+    def check(self, pending: bytes | bytearray, pieces: list[tuple[int, int]] | None = None) -> int:
         """How many bytes at the start of ``pending`` are checked body bytes: chunk data as it
         arrives, complete chunk-size lines and CRLFs, and the trailer section only once it is
         complete (so whoever decodes it gets it whole). Never counts a byte past the body.
+        With ``pieces``, the ``(start, end)`` offsets of the chunk data among the counted
+        bytes are appended to it: a decoder takes the body from there.
 
         One pass of the loop takes a whole chunk (size line, data, CRLF) when it is there;
         each part returns when its bytes have not all arrived yet."""
@@ -113,8 +118,12 @@ class ChunkedFraming:
                 part = self._part = _DATA
             if part is _DATA:
                 if self._data_left > size - released:
+                    if pieces is not None and size > released:
+                        pieces.append((released, size))
                     self._data_left -= size - released
                     return size
+                if pieces is not None:
+                    pieces.append((released, released + self._data_left))
                 released += self._data_left
                 self._data_left = 0
                 part = self._part = _DATA_END

@@ -94,8 +94,9 @@ class HeadScanner:
         return 0
 
 
-def check_head(head: bytes, limits: HeadLimits) -> None:
-    """Validate a complete head (request line through the final CRLF CRLF)."""
+def check_head(head: bytes, limits: HeadLimits) -> list[bytes]:
+    """Validate a complete head (request line through the final CRLF CRLF); returns the
+    request line's three parts: method, target, version."""
     if len(head) > limits.max_head_size:
         raise ProtocolError(431, "request head too large")
     line_end = head.find(b"\r\n")
@@ -130,6 +131,7 @@ def check_head(head: bytes, limits: HeadLimits) -> None:
     lower = head.lower()
     if b"\r\ncontent-length:" in lower or b"\r\ntransfer-encoding:" in lower:
         _check_framing(lower, is_http10=is_http10)
+    return parts
 
 
 def check_host(value: bytes) -> None:

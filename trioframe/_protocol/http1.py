@@ -1,19 +1,14 @@
-"""The HTTP/1.1 adapter: raw bytes in, request events out; responses out as bytes.
+"""The HTTP/1.1 adapter on h11: raw bytes in, request events out; responses out as bytes.
 
-h11 owns the protocol state (message framing, keep-alive, ``Expect: 100-continue``). This
-adapter adds what a front server needs on top: the head is cut out of the byte stream and
-checked strictly (``head.HeadScanner``, ``head.check_head``) before h11 sees it; a chunked
-body's framing is checked strictly too (``chunked.ChunkedFraming``); h11 is fed body bytes no
-further than the body's end (so pipelined requests stay ours to check); and h11's status hints
-become ``ProtocolError`` statuses. A request that opens with a TLS handshake record is a TLS
-client on a plain port: it is refused without an answer.
+h11 owns the protocol state (message framing, keep-alive, ``Expect: 100-continue``). What a
+front server needs on top is shared with the llhttp adapter (``http1_base.BaseHTTP1Adapter``):
+the head is cut out of the byte stream and checked strictly before h11 sees it, a chunked
+body's framing is checked too, and h11 is fed body bytes no further than the body's end (so
+pipelined requests stay ours to check). h11's status hints become ``ProtocolError`` statuses.
 """
 
 from __future__ import annotations
 
-from typing import Final
-
-import attrs
 import h11
 
 try:  # h11's private validated form of a header list: used only to cache validation
@@ -25,61 +20,17 @@ except (ImportError, AttributeError, TypeError):  # another h11: it validates ev
     _FIELD_CACHE = False
 
 from .._errors import reason_phrase
-from .chunked import ChunkedFraming
 from .errors import ProtocolError, UnsendableResponse
-from .head import HeadLimits, HeadScanner, check_head, check_host
-from .request_head import RequestHead
+from .head import HeadLimits
+from .http1_base import END_OF_BODY, NEED_DATA, PAUSED, BaseHTTP1Adapter, BodyChunk, Event
 
-__all__ = [
-    "CLOSED",
-    "NEED_DATA",
-    "PAUSED",
-    "BodyChunk",
-    "BodyEnd",
-    "HTTP1Adapter",
-    "RequestHead",
-    "render_simple_response",
-]
+__all__ = ["HTTP1Adapter", "parse_with_h11", "render_simple_response"]
 
-
-@attrs.frozen
-class BodyChunk:
-    """A piece of the request body."""
-
-    data: bytes
-
-
-@attrs.frozen
-class BodyEnd:
-    """The request body is complete."""
-
-
-class _Sentinel:
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-NEED_DATA: Final = _Sentinel("NEED_DATA")
-"""More bytes are needed before another event."""
-PAUSED: Final = _Sentinel("PAUSED")
-"""The request is complete; no events until the response is sent and the cycle restarts."""
-CLOSED: Final = _Sentinel("CLOSED")
-"""The peer closed the connection between requests."""
-
-Event = RequestHead | BodyChunk | BodyEnd | _Sentinel
-
-_TLS_HANDSHAKE = b"\x16"  # the first byte of a TLS handshake record (a ClientHello)
 _REASONS: dict[int, bytes] = {}
-_END_OF_BODY = BodyEnd()
 
 
-class HTTP1Adapter:
-    """One HTTP/1.1 connection's protocol state, without I/O.
+class HTTP1Adapter(BaseHTTP1Adapter):
+    """One HTTP/1.1 connection's protocol state on h11, without I/O.
 
     Feed received bytes with :meth:`receive_data` (``b""`` for EOF) and pull events with
     :meth:`next_event`. Serialize the response with :meth:`send_head`, :meth:`send_data` and
@@ -87,117 +38,37 @@ class HTTP1Adapter:
     """
 
     def __init__(self, limits: HeadLimits | None = None) -> None:
-        self.limits = limits or HeadLimits()
+        super().__init__(limits)
         self._h11 = h11.Connection(h11.SERVER)
-        self._buffer = bytearray()
-        self._eof = False
-        self._in_body = False
-        self._head: RequestHead | None = None
-        self._head_scanner = HeadScanner(self.limits)
-        self._body_left = 0  # bytes of a Content-Length body not fed to h11
-        self._chunked: ChunkedFraming | None = None  # a chunked body's framing check
 
     # -- receiving --------------------------------------------------------------------------
-    def receive_data(self, data: bytes | bytearray) -> None:
-        """Add received bytes; ``b""`` means the peer closed its side."""
-        if data:
-            self._buffer += data
-        else:
-            self._eof = True
-
-    @property
-    def buffered(self) -> int:
-        """How many received bytes are waiting to be parsed."""
-        return len(self._buffer)
-
-    @property
-    def eof(self) -> bool:
-        """True once the peer has closed its sending side."""
-        return self._eof
-
-    @property
-    def idle(self) -> bool:
-        """True between requests with no byte of the next request received."""
-        return self._head is None and not self._buffer
-
     def next_event(self) -> Event:
         """The next event, ``NEED_DATA``, ``PAUSED`` or ``CLOSED``. Raises ``ProtocolError``."""
         if self._in_body:
             return self._next_body_event()
         if self._head is not None:
             return PAUSED
-        return self._next_head()
-
-    def _next_head(self) -> Event:
-        buffer = self._buffer
-        while buffer.startswith(b"\r\n"):  # RFC 9112 2.2: ignore empty lines before a request
-            del buffer[:2]
-            self._head_scanner.restart()
-        if buffer.startswith(_TLS_HANDSHAKE):
-            raise ProtocolError(400, "TLS handshake on a plain HTTP connection", answer=False)
-        size = self._head_scanner.find_end(buffer)
-        if not size:
-            if self._eof:
-                if buffer:
-                    raise ProtocolError(400, "connection closed inside a request head")
-                return CLOSED
-            return NEED_DATA
-        head = bytes(buffer[:size])
-        check_head(head, self.limits)
-        del buffer[:size]
-        try:
-            self._h11.receive_data(head)
-            event = self._h11.next_event()
-        except h11.RemoteProtocolError as exc:
-            raise _as_protocol_error(exc) from None
-        assert isinstance(event, h11.Request)
-        content_length: int | None = None
-        chunked = False
-        expects_continue = False
-        has_host = False
-        headers = []
-        for name, value in event.headers:  # one pass: the list and the framing facts
-            headers.append((name, value))
-            if name == b"content-length":
-                content_length = int(value)
-            elif name == b"transfer-encoding":
-                chunked = True
-            elif name == b"expect" and value.lower() == b"100-continue":
-                expects_continue = True
-            elif name == b"host":  # h11 refuses a repeated Host itself
-                check_host(value)
-                has_host = True
-        http10 = event.http_version == b"1.0"
-        if not (has_host or http10):  # h11 requires it of 1.1 only; 1.2+ is read as 1.1
-            raise ProtocolError(400, "missing Host header")
-        self._head = RequestHead(
-            method=event.method,
-            target=event.target,
-            version="1.0" if http10 else "1.1",
-            headers=headers,
-            content_length=content_length,
-            chunked=chunked,
-            expects_continue=expects_continue,
+        head = self._cut_head()
+        if not isinstance(head, bytes):  # NEED_DATA or CLOSED
+            return head
+        event = _receive_head(self._h11, head)
+        return self._start_request(
+            event.method, event.target, event.http_version == b"1.0", list(event.headers)
         )
-        self._body_left = content_length or 0
-        self._chunked = ChunkedFraming(self.limits) if chunked else None
-        self._in_body = True
-        return self._head
 
     def _next_body_event(self) -> Event:
         h = self._h11
         try:
-            event = h.next_event()
-            if event is h11.NEED_DATA and (self._buffer or self._eof):
+            if self._buffer or self._eof:  # feed first: one h11 pass per event, not two
                 self._feed_body()
-                event = h.next_event()
+            event = h.next_event()
         except h11.RemoteProtocolError as exc:
             raise _as_protocol_error(exc) from None
         if type(event) is h11.Data:
             return BodyChunk(bytes(event.data))
         if type(event) is h11.EndOfMessage:
             self._in_body = False
-            return _END_OF_BODY
+            return END_OF_BODY
         if event is h11.NEED_DATA:
             if self._eof:
                 raise ProtocolError(400, "connection closed inside a request body")
@@ -217,11 +88,6 @@ class HTTP1Adapter:
         if size:
             self._h11.receive_data(bytes(buffer[:size]))
             del buffer[:size]
-
-    @property
-    def in_body(self) -> bool:
-        """True while the current request's body has not been read to its end."""
-        return self._in_body
 
     @property
     def they_expect_continue(self) -> bool:
@@ -260,13 +126,6 @@ class HTTP1Adapter:
             return self._h11.send(event) or b""
         except h11.LocalProtocolError:
             raise ProtocolError(400, "this request cannot switch protocols") from None
-
-    def take_buffered(self) -> bytes:
-        """Hand over (and forget) the received bytes not parsed yet: after a protocol
-        switch, they belong to the new protocol."""
-        data = bytes(self._buffer)
-        self._buffer.clear()
-        return data
 
     def send_data(self, data: bytes) -> bytes:
         """Framing for one piece of response body (chunked or plain, as h11 decided).
@@ -328,6 +187,26 @@ def _h11_fields(headers: list[tuple[bytes, bytes]]) -> H11Headers | list[tuple[b
             _FIELDS[field] = item
         items.append(item)
     return H11Headers(items)
+
+
+def _receive_head(connection: h11.Connection, head: bytes) -> h11.Request:
+    """The request h11 parses from a complete, checked ``head``; h11's refusal as a
+    ``ProtocolError``."""
+    try:
+        connection.receive_data(head)
+        event = connection.next_event()
+    except h11.RemoteProtocolError as exc:
+        raise _as_protocol_error(exc) from None
+    assert type(event) is h11.Request
+    return event
+
+
+def parse_with_h11(head: bytes) -> tuple[bytes, bytes, bool, list[tuple[bytes, bytes]]]:
+    """h11's reading of a complete, checked request ``head``, by a connection of its own:
+    ``(method, target, is_http10, fields)``, or h11's refusal as a ``ProtocolError``. The
+    reference verdict for heads the llhttp adapter does not judge itself."""
+    event = _receive_head(h11.Connection(h11.SERVER), head)
+    return event.method, event.target, event.http_version == b"1.0", list(event.headers)
 
 
 def _as_protocol_error(exc: h11.RemoteProtocolError) -> ProtocolError:

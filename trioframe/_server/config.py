@@ -15,6 +15,9 @@ import attrs
 
 from .tls import SelfSigned, TLSFiles
 
+#: the values ``ServerConfig.http1_parser`` takes
+HTTP1_PARSERS = ("auto", "h11", "llhttp")
+
 __all__ = ["ServerConfig"]
 
 KiB = 1024
@@ -132,6 +135,9 @@ class ServerConfig:
     )
     #: Accept permessage-deflate offers (inflation is capped by the message size).
     websocket_compression: bool = False
+    #: The HTTP/1.1 parser: ``"h11"``, ``"llhttp"`` (the ``speedups`` extra) or ``"auto"``
+    #: (llhttp when the extra is installed, else h11); both are held to the same strictness.
+    http1_parser: str = attrs.field(default="auto", validator=attrs.validators.in_(HTTP1_PARSERS))
     workers: int = attrs.field(default=1, validator=_positive)
     trusted_proxies: tuple[str, ...] = attrs.field(default=(), converter=_strings)
 

@@ -30,7 +30,8 @@ import trio
 
 from .._errors import error_body
 from .._protocol.errors import ProtocolError
-from .._protocol.http1 import CLOSED, NEED_DATA, BodyChunk, HTTP1Adapter, render_simple_response
+from .._protocol.http1 import render_simple_response
+from .._protocol.http1_base import CLOSED, NEED_DATA, BodyChunk
 from .._protocol.request_head import RequestHead
 from .clock import http_date
 from .exchange import answer_cancelled, serve_exchange
@@ -78,7 +79,7 @@ class HTTP1Connection:
         self.client = client
         self.tls = tls
         self.scheme = "http" if tls is None else "https"
-        self.adapter = HTTP1Adapter(state.head_limits)
+        self.adapter = state.http1_adapter(state.head_limits)
         if initial:
             self.adapter.receive_data(initial)
         self.phase = Phase.IDLE

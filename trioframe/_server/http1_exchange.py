@@ -16,7 +16,7 @@ import trio
 
 from .._errors import Error
 from .._protocol.errors import ProtocolError
-from .._protocol.http1 import NEED_DATA, BodyChunk
+from .._protocol.http1_base import NEED_DATA, BodyChunk
 from .exchange import Exchange, ExchangeGone
 
 if TYPE_CHECKING:

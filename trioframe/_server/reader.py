@@ -14,7 +14,7 @@ from typing import Any
 
 import trio
 
-from .._protocol.http1 import HTTP1Adapter
+from .._protocol.http1_base import BaseHTTP1Adapter
 from .transport import RECEIVE_SIZE, Transport
 
 __all__ = ["HIGH_WATER", "RECEIVE_SIZE", "StreamReader", "linger_close"]
@@ -29,7 +29,7 @@ class StreamReader:
     def __init__(
         self,
         transport: Transport,
-        adapter: HTTP1Adapter,
+        adapter: BaseHTTP1Adapter,
         on_eof: Callable[[], None],
         read_ahead: Callable[[], bool],
     ) -> None:

@@ -10,12 +10,14 @@ import attrs
 import trio
 
 from .._protocol.head import HeadLimits
+from .._protocol.http1_parsers import adapter_class
 from .._shutdown import Shutdown
 
 if TYPE_CHECKING:
     import ssl
 
     from .._dispatch import App
+    from .._protocol.http1_base import BaseHTTP1Adapter
     from .config import ServerConfig
     from .served import ServedConnection
 
@@ -29,6 +31,8 @@ class ServingState:
     app: App
     config: ServerConfig
     head_limits: HeadLimits
+    #: the HTTP/1.1 adapter class (``ServerConfig.http1_parser``)
+    http1_adapter: type[BaseHTTP1Adapter]
     #: the server's TLS context (``None``: plain HTTP)
     tls_context: ssl.SSLContext | None = None
     log: logging.Logger = attrs.field(factory=lambda: logging.getLogger("trioframe"))
@@ -104,4 +108,10 @@ class ServingState:
             max_request_line_size=config.max_request_line_size,
             max_header_count=config.max_header_count,
         )
-        return cls(app=app, config=config, head_limits=limits, tls_context=tls_context)
+        return cls(
+            app=app,
+            config=config,
+            head_limits=limits,
+            http1_adapter=adapter_class(config.http1_parser),
+            tls_context=tls_context,
+        )

@@ -1,0 +1,137 @@
+"""The two HTTP/1.1 paths, h11's and llhttp's (the ``speedups`` extra), held to the same
+behaviour: every input is served once by each, on one in-memory connection with the fuzz
+harness's small limits (``http1_harness``), and the two runs must agree on
+
+- the handler calls: method, target, the body read, the error reading it raised, the status
+  answered;
+- the responses: each one's interim statuses, status, body (but an error's message: which
+  check fires first on a head that breaks several rules depends on how the bytes were cut
+  into reads), whether it says ``Connection: close`` and whether it was cut short (header
+  order and spelling may differ: both are valid HTTP/1.1, checked strictly by
+  ``responses.parse_responses``; the fuzz oracle checks every error body's form);
+- the connection's outcome: which responses say ``Connection: close`` (above), how many
+  requests the connection served before it ended (the calls), and the errors logged (none,
+  in both). How many of the client's bytes got in before the server closed is not compared:
+  it depends on the scheduling of the client's writes, not on the parser.
+
+The inputs: the whole hostile seed corpus (``corpus/http1``), the fuzz target's reproducers,
+heads each parser judges differently on its own (cases below), and the fuzz target's own
+generator (structured requests, mutated). Each run is also judged by the fuzz oracle
+(``http1_harness.check``), so agreeing on a wrong answer fails too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import given
+
+from tests.fuzz._settings import fuzz_settings
+from tests.fuzz.http1_harness import CONFIG, Behaviour, ConnectionInput, Run, check, serve
+from tests.fuzz.http1_inputs import CORPUS, connection_inputs
+from tests.fuzz.responses import parse_responses
+from tests.fuzz.test_http1_fuzz import REPRODUCERS
+
+pytest.importorskip("httptools", reason="the speedups extra (httptools) is not installed")
+
+H11 = attrs.evolve(CONFIG, http1_parser="h11")
+LLHTTP = attrs.evolve(CONFIG, http1_parser="llhttp")
+
+_ALL_BEHAVIOURS = tuple(Behaviour)
+
+
+def outcome(run: Run) -> dict[str, Any]:
+    """What must be the same on both paths."""
+    responses, interim = parse_responses(run.output, [call.method for call in run.calls])
+    return {
+        "calls": [attrs.asdict(call) for call in run.calls],
+        "responses": [
+            # An error's message may differ: which check fires first on a head that breaks
+            # several rules depends on how its bytes were cut into reads.
+            (r.interim, r.status, r.body if r.status < 400 else b"", r.closes, r.truncated)
+            for r in responses
+        ],
+        "interim at the end": interim,
+        "logged": run.logged,
+    }
+
+
+def assert_same(case: ConnectionInput) -> None:
+    by_h11, by_llhttp = serve(case, H11), serve(case, LLHTTP)
+    check(by_h11)
+    check(by_llhttp)
+    assert outcome(by_llhttp) == outcome(by_h11)
+
+
+def _with_each_behaviour(data: bytes) -> list[ConnectionInput]:
+    return [
+        ConnectionInput(data, behaviours=(behaviour,), close_write=close)
+        for behaviour in _ALL_BEHAVIOURS
+        for close in (False, True)
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_the_seed_corpus(name: str) -> None:
+    for case in _with_each_behaviour(CORPUS[name]):
+        assert_same(case)
+        assert_same(attrs.evolve(case, writes=(1,)))  # a byte per read
+
+
+@pytest.mark.parametrize("name", sorted(REPRODUCERS))
+def test_the_fuzz_reproducers(name: str) -> None:
+    assert_same(REPRODUCERS[name])
+
+
+_GET = b"GET / HTTP/1.1\r\nHost: t\r\n"
+
+#: Heads where llhttp's own verdict differs from h11's: each must still be h11's.
+PARSER_DISAGREEMENTS = {
+    "a method llhttp does not know": b"BREW / HTTP/1.1\r\nHost: t\r\n\r\n",
+    "HTTP/1.2": b"GET / HTTP/1.2\r\nHost: t\r\n\r\n",
+    "HTTP/1.2 pipelined": b"GET / HTTP/1.2\r\nHost: t\r\n\r\n" + _GET + b"\r\n",
+    "obs-text in the target": b"GET /\x80 HTTP/1.1\r\nHost: t\r\n\r\n",
+    "a tab in the target": b"GET /a\tb HTTP/1.1\r\nHost: t\r\n\r\n",
+    "two Host fields": _GET + b"Host: u\r\n\r\n",
+    "two Host fields, the second invalid": _GET + b"Host: u u\r\n\r\n",
+    "gzip, chunked": b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+    b"0\r\n\r\n",
+    "chunked twice": b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n"
+    b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    "a coding llhttp refuses and an invalid Host": b"POST / HTTP/1.1\r\nHost: t t\r\n"
+    b"Transfer-Encoding: gzip\r\n\r\n",
+    "Chunked in capitals": b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: CHUNKED\r\n\r\n"
+    b"3\r\nabc\r\n0\r\n\r\n",
+    "chunk extensions with whitespace": b"POST / HTTP/1.1\r\nHost: t\r\n"
+    b"Transfer-Encoding: chunked\r\n\r\n3 ; a = b\r\nabc\r\n0\r\n\r\n" + _GET + b"\r\n",
+    "a 21-digit Content-Length": _GET + b"Content-Length: " + b"1" * 21 + b"\r\n\r\n",
+    "a Content-Length past 2**64": _GET + b"Content-Length: 99999999999999999999\r\n\r\n",
+    "trailing whitespace in a value": _GET + b"X: a \t\r\n\r\n" + _GET + b"\r\n",
+    "an upgrade with a body": b"POST / HTTP/1.1\r\nHost: t\r\nConnection: upgrade\r\n"
+    b"Upgrade: x\r\nContent-Length: 3\r\n\r\nabc" + _GET + b"\r\n",
+    "an upgrade, then another request": _GET + b"Connection: Upgrade\r\nUpgrade: websocket\r\n"
+    b"\r\n" + _GET + b"\r\n",
+    "HTTP/1.0 with keep-alive": b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+    + _GET
+    + b"\r\n",
+    "Connection: close among others": _GET + b"Connection: foo, CLOSE\r\n\r\n" + _GET + b"\r\n",
+    "Expect on HTTP/1.0": b"POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nab",
+    "Expect among others": b"POST / HTTP/1.1\r\nHost: t\r\nExpect: foo, 100-Continue\r\n"
+    b"Content-Length: 2\r\n\r\nab",
+    "a space before the colon": _GET + b"X : y\r\n\r\n",
+    "an empty field name": _GET + b": y\r\n\r\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARSER_DISAGREEMENTS))
+def test_heads_the_parsers_judge_differently(name: str) -> None:
+    for case in _with_each_behaviour(PARSER_DISAGREEMENTS[name]):
+        assert_same(case)
+
+
+@fuzz_settings(500)
+@given(connection_inputs())
+def test_generated_connections(case: ConnectionInput) -> None:
+    assert_same(case)

@@ -1,0 +1,253 @@
+"""What both HTTP/1.1 adapters share on the receiving side: the events, the byte buffer, the
+strict cut of a request head out of the stream, and the bound on a body's bytes.
+
+An adapter (``http1.HTTP1Adapter`` on h11, ``http1_llhttp.LLHTTPAdapter`` on llhttp) turns
+received bytes into events. Before its parser sees a head, ``BaseHTTP1Adapter`` finds the head's
+end (``head.HeadScanner``, refusing a partial head as soon as it cannot become valid) and checks
+the whole head (``head.check_head``); after it, ``body_size`` says how many buffered bytes
+belong to the body: at most the rest of a Content-Length, or the bytes a chunked body's framing
+check (``chunked.ChunkedFraming``) has passed. No parser ever sees a byte past the request, so
+the next request of the connection is checked the same way. A request that opens with a TLS
+handshake record is a TLS client on a plain port: it is refused without an answer.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Final
+
+import attrs
+
+from .chunked import ChunkedFraming
+from .errors import ProtocolError
+from .head import HeadLimits, HeadScanner, check_head, check_host
+from .request_head import RequestHead
+
+__all__ = [
+    "CLOSED",
+    "NEED_DATA",
+    "PAUSED",
+    "BaseHTTP1Adapter",
+    "BodyChunk",
+    "BodyEnd",
+    "Event",
+    "comma_values",
+]
+
+
+@attrs.frozen
+class BodyChunk:
+    """A piece of the request body."""
+
+    data: bytes
+
+
+@attrs.frozen
+class BodyEnd:
+    """The request body is complete."""
+
+
+class _Sentinel:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+NEED_DATA: Final = _Sentinel("NEED_DATA")
+"""More bytes are needed before another event."""
+PAUSED: Final = _Sentinel("PAUSED")
+"""The request is complete; no events until the response is sent and the cycle restarts."""
+CLOSED: Final = _Sentinel("CLOSED")
+"""The peer closed the connection between requests."""
+
+Event = RequestHead | BodyChunk | BodyEnd | _Sentinel
+
+END_OF_BODY: Final = BodyEnd()
+
+_TLS_HANDSHAKE = b"\x16"  # the first byte of a TLS handshake record (a ClientHello)
+
+
+class BaseHTTP1Adapter(abc.ABC):
+    """One HTTP/1.1 connection's protocol state, without I/O: the interface both adapters
+    have, and the receiving state they share.
+
+    Feed received bytes with :meth:`receive_data` (``b""`` for EOF) and pull events with
+    :meth:`next_event`. Serialize the response with :meth:`send_head`, :meth:`send_data` and
+    :meth:`send_end`, then call :meth:`start_next_cycle`."""
+
+    def __init__(self, limits: HeadLimits | None = None) -> None:
+        self.limits = limits or HeadLimits()
+        self._buffer = bytearray()
+        self._eof = False
+        self._in_body = False
+        self._head: RequestHead | None = None
+        self._head_scanner = HeadScanner(self.limits)
+        self._request_line: list[bytes] = []  # the last head's method, target, version
+        self._body_left = 0  # bytes of a Content-Length body not released yet
+        self._chunked: ChunkedFraming | None = None  # a chunked body's framing check
+        self._keep_alive = False  # see _start_request
+        self._upgrade_proposed = False
+        self._unusual = False
+
+    def receive_data(self, data: bytes | bytearray) -> None:
+        """Add received bytes; ``b""`` means the peer closed its side."""
+        if data:
+            self._buffer += data
+        else:
+            self._eof = True
+
+    @property
+    def buffered(self) -> int:
+        """How many received bytes are waiting to be parsed."""
+        return len(self._buffer)
+
+    @property
+    def eof(self) -> bool:
+        """True once the peer has closed its sending side."""
+        return self._eof
+
+    @property
+    def idle(self) -> bool:
+        """True between requests with no byte of the next request received."""
+        return self._head is None and not self._buffer
+
+    @property
+    def in_body(self) -> bool:
+        """True while the current request's body has not been read to its end."""
+        return self._in_body
+
+    def take_buffered(self) -> bytes:
+        """Hand over (and forget) the received bytes not parsed yet: after a protocol
+        switch, they belong to the new protocol."""
+        data = bytes(self._buffer)
+        self._buffer.clear()
+        return data
+
+    @abc.abstractmethod
+    def next_event(self) -> Event:
+        """The next event, ``NEED_DATA``, ``PAUSED`` or ``CLOSED``. Raises ``ProtocolError``."""
+
+    @property
+    @abc.abstractmethod
+    def they_expect_continue(self) -> bool:
+        """True when the client waits for ``100 Continue`` before sending the body."""
+
+    @abc.abstractmethod
+    def send_continue(self) -> bytes:
+        """``100 Continue``, to send before reading a body the client holds back."""
+
+    @abc.abstractmethod
+    def send_head(self, status: int, headers: list[tuple[bytes, bytes]]) -> bytes:
+        """The response head (status line and headers). ``UnsendableResponse`` when it cannot
+        be written (a status or header HTTP/1.1 cannot carry); the connection then cannot
+        carry another response."""
+
+    @abc.abstractmethod
+    def send_switch(self, headers: list[tuple[bytes, bytes]]) -> bytes:
+        """``101 Switching Protocols`` for a request that asked to upgrade; after it the
+        connection belongs to another protocol (:attr:`can_reuse` is false) and the bytes
+        received past the request are in :meth:`take_buffered`. Raises ``ProtocolError``
+        (400) when the request did not propose an upgrade or still has a body to read."""
+
+    @abc.abstractmethod
+    def send_data(self, data: bytes) -> bytes:
+        """Framing for one piece of response body (chunked or plain, as the head decided).
+        ``UnsendableResponse`` past the response's Content-Length."""
+
+    @abc.abstractmethod
+    def send_end(self) -> bytes:
+        """The end of the response body. ``UnsendableResponse`` short of its Content-Length."""
+
+    @property
+    @abc.abstractmethod
+    def can_reuse(self) -> bool:
+        """After the response: whether the connection may carry another request (the
+        request body may still need draining)."""
+
+    @abc.abstractmethod
+    def start_next_cycle(self) -> None:
+        """Reset for the next request; call after the response and the request body ended."""
+
+    def _cut_head(self) -> bytes | _Sentinel:
+        """The next complete, checked request head (removed from the buffer; its request
+        line's method, target and version in ``_request_line``), or ``NEED_DATA``, or
+        ``CLOSED`` when the peer closed between requests. Raises ``ProtocolError``."""
+        buffer = self._buffer
+        while buffer.startswith(b"\r\n"):  # RFC 9112 2.2: ignore empty lines before a request
+            del buffer[:2]
+            self._head_scanner.restart()
+        if buffer.startswith(_TLS_HANDSHAKE):
+            raise ProtocolError(400, "TLS handshake on a plain HTTP connection", answer=False)
+        size = self._head_scanner.find_end(buffer)
+        if not size:
+            if self._eof:
+                if buffer:
+                    raise ProtocolError(400, "connection closed inside a request head")
+                return CLOSED
+            return NEED_DATA
+        head = bytes(buffer[:size])
+        self._request_line = check_head(head, self.limits)
+        del buffer[:size]
+        return head
+
+    def _start_request(
+        self, method: bytes, target: bytes, http10: bool, fields: list[tuple[bytes, bytes]]
+    ) -> RequestHead:
+        """The request head from its parsed parts (``fields``: lower-case names), with its
+        framing and connection facts in one pass; the body's bound is set up from them.
+
+        Sets what the response side needs, by h11's rules: ``_keep_alive`` (HTTP/1.1 without
+        ``Connection: close``), ``_upgrade_proposed`` (an ``Upgrade`` field). ``_unusual``
+        says the head has what only the reference parser judges (a second Host, a transfer
+        coding other than one ``chunked``)."""
+        content_length: int | None = None
+        chunked = False
+        expects_continue = False
+        hosts = 0
+        keep_alive = not http10
+        upgrade = False
+        unusual = False
+        for name, value in fields:
+            if name == b"content-length":
+                content_length = int(value)
+            elif name == b"host":
+                check_host(value)
+                hosts += 1
+            elif name == b"transfer-encoding":
+                unusual = unusual or chunked or value.lower() != b"chunked"
+                chunked = True
+            elif name == b"connection":
+                keep_alive = keep_alive and b"close" not in comma_values(value)
+            elif name == b"expect":
+                expects_continue = expects_continue or (
+                    not http10 and b"100-continue" in comma_values(value)
+                )
+            elif name == b"upgrade":
+                upgrade = upgrade or any(comma_values(value))
+        if not (hosts or http10):  # h11 requires it of 1.1 only; 1.2+ is read as 1.1
+            raise ProtocolError(400, "missing Host header")
+        head = self._head = RequestHead(
+            method=method,
+            target=target,
+            version="1.0" if http10 else "1.1",
+            headers=fields,
+            content_length=content_length,
+            chunked=chunked,
+            expects_continue=expects_continue,
+        )
+        self._keep_alive = keep_alive
+        self._upgrade_proposed = upgrade
+        self._unusual = unusual or hosts > 1
+        self._body_left = content_length or 0
+        self._chunked = ChunkedFraming(self.limits) if chunked else None
+        self._in_body = True
+        return head
+
+
+def comma_values(value: bytes) -> list[bytes]:
+    """A comma-separated header value as its lower-case, stripped, non-empty elements."""
+    return [part for part in (raw.strip() for raw in value.lower().split(b",")) if part]

@@ -1,0 +1,172 @@
+"""The HTTP/1.1 adapter on llhttp (the ``speedups`` extra: httptools, its Python binding), with
+trioframe's own body framing, response writer and keep-alive cycle.
+
+It has the interface of ``http1.HTTP1Adapter`` and is held to exactly its strictness:
+
+- the head is cut and checked by the same code (``http1_base.BaseHTTP1Adapter``), and the
+  request line was split and checked there too;
+- llhttp parses the header section (a C parser: the largest part of h11's cost per request);
+- a head llhttp refuses, or one with what llhttp judges differently from h11 (a second Host,
+  a transfer coding other than one ``chunked``, a target byte outside visible ASCII), is
+  judged by h11 itself (``http1.parse_with_h11``), on a connection of its own: h11's refusal
+  is the answer, and a head h11 accepts is served from h11's reading of it. These are heads
+  no common client sends, so the fast path never pays for h11;
+- the body is framed by what both adapters share (a Content-Length counted down, a chunked
+  body decoded from ``chunked.ChunkedFraming``'s strict walk), never by llhttp;
+- the response side follows h11's rules (``http1_writer.ResponseWriter``).
+
+``tests/fuzz/test_parser_differential.py`` holds the two adapters to the same statuses,
+connection outcomes and handler calls.
+"""
+
+from __future__ import annotations
+
+import httptools
+
+from .errors import ProtocolError, UnsendableResponse
+from .head import HeadLimits
+from .http1 import parse_with_h11
+from .http1_base import END_OF_BODY, NEED_DATA, PAUSED, BaseHTTP1Adapter, BodyChunk, Event
+from .http1_writer import ResponseWriter
+
+__all__ = ["LLHTTPAdapter"]
+
+# Bytes a request target may hold (h11: visible ASCII); deleting them leaves the others.
+_VISIBLE = bytes(range(0x21, 0x7F))
+
+
+class LLHTTPAdapter(BaseHTTP1Adapter):
+    """One HTTP/1.1 connection's protocol state on llhttp, without I/O; the interface of
+    ``HTTP1Adapter``."""
+
+    def __init__(self, limits: HeadLimits | None = None) -> None:
+        super().__init__(limits)
+        self._fields: list[tuple[bytes, bytes]] = []
+        self._complete = False  # llhttp saw the whole message in the head it was fed
+        self._parser = httptools.HttpRequestParser(self)
+        self._writer = ResponseWriter()
+        self._expect_continue = False
+
+    # -- llhttp's callbacks (the header section's fields, the end of a body-less message) --
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._fields.append((name.lower(), value.rstrip(b" \t")))
+
+    def on_message_complete(self) -> None:
+        self._complete = True
+
+    # -- receiving --------------------------------------------------------------------------
+    def next_event(self) -> Event:
+        """The next event, ``NEED_DATA``, ``PAUSED`` or ``CLOSED``. Raises ``ProtocolError``."""
+        if self._in_body:
+            return self._next_body_event()
+        if self._head is not None:
+            return PAUSED
+        head = self._cut_head()
+        if not isinstance(head, bytes):  # NEED_DATA or CLOSED
+            return head
+        method, target, version = self._request_line
+        self._fields = []
+        try:
+            self._parser.feed_data(head)
+        except httptools.HttpParserUpgrade:
+            self._complete = False  # llhttp stops at an upgrade: it cannot go on
+        except httptools.HttpParserError:
+            return self._judged_by_h11(head)
+        if not self._complete:  # llhttp waits for a body (framed here, not by llhttp) or
+            self._parser = httptools.HttpRequestParser(self)  # stopped: a new one for the next
+        self._complete = False
+        if target.translate(None, _VISIBLE):
+            return self._judged_by_h11(head)
+        try:
+            request = self._start_request(method, target, version == b"HTTP/1.0", self._fields)
+        except ProtocolError:
+            parse_with_h11(head)  # h11's refusal comes first, as on the h11 path
+            raise
+        if self._unusual:
+            return self._judged_by_h11(head)
+        self._writer.start(method, request.version == "1.0", self._keep_alive)
+        self._expect_continue = request.expects_continue
+        return request
+
+    def _judged_by_h11(self, head: bytes) -> Event:
+        """h11's verdict on ``head``: its refusal, or the request as h11 reads it."""
+        self._parser = httptools.HttpRequestParser(self)
+        self._complete = False
+        method, target, http10, fields = parse_with_h11(head)
+        request = self._start_request(method, target, http10, fields)
+        self._writer.start(method, http10, self._keep_alive)
+        self._expect_continue = request.expects_continue
+        return request
+
+    def _next_body_event(self) -> Event:
+        buffer = self._buffer
+        self._expect_continue = False
+        if self._chunked is None:
+            size = min(self._body_left, len(buffer))
+            if size:
+                self._body_left -= size
+                data = bytes(buffer[:size])
+                del buffer[:size]
+                return BodyChunk(data)
+            if not self._body_left:
+                self._in_body = False
+                return END_OF_BODY
+        else:
+            pieces: list[tuple[int, int]] = []
+            size = self._chunked.check(buffer, pieces)
+            data = b"".join([buffer[start:end] for start, end in pieces])
+            del buffer[:size]
+            if data:
+                return BodyChunk(data)
+            if self._chunked.done:
+                self._in_body = False
+                return END_OF_BODY
+        if self._eof:
+            raise ProtocolError(400, "connection closed inside a request body")
+        return NEED_DATA
+
+    @property
+    def they_expect_continue(self) -> bool:
+        """True when the client waits for ``100 Continue`` before sending the body."""
+        return self._expect_continue
+
+    # -- sending ----------------------------------------------------------------------------
+    def send_continue(self) -> bytes:
+        """``100 Continue``, to send before reading a body the client holds back."""
+        self._expect_continue = False
+        return self._writer.informational()
+
+    def send_head(self, status: int, headers: list[tuple[bytes, bytes]]) -> bytes:
+        """The response head. ``UnsendableResponse`` when it cannot be written (the
+        connection then cannot carry another response)."""
+        self._expect_continue = False
+        return self._writer.head(status, headers)
+
+    def send_switch(self, headers: list[tuple[bytes, bytes]]) -> bytes:
+        """``101 Switching Protocols``; ``ProtocolError`` (400) when the request did not
+        propose an upgrade or still has a body to read."""
+        if not self._upgrade_proposed or self._in_body:
+            raise ProtocolError(400, "this request cannot switch protocols")
+        self._expect_continue = False
+        try:
+            return self._writer.switch(headers)
+        except UnsendableResponse:
+            raise ProtocolError(400, "this request cannot switch protocols") from None
+
+    def send_data(self, data: bytes) -> bytes:
+        """Framing for one piece of response body. ``UnsendableResponse`` past the
+        response's Content-Length."""
+        return self._writer.data(data)
+
+    def send_end(self) -> bytes:
+        """The end of the response body. ``UnsendableResponse`` short of its Content-Length."""
+        return self._writer.end()
+
+    @property
+    def can_reuse(self) -> bool:
+        """After the response: whether the connection may carry another request."""
+        return self._writer.reusable
+
+    def start_next_cycle(self) -> None:
+        """Reset for the next request; call after the response and the request body ended."""
+        self._head = None
