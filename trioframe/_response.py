@@ -36,7 +36,23 @@ CT_OCTETS = b"application/octet-stream"
 CT_SSE = b"text/event-stream"
 
 
+_CHECKED: dict[tuple[str, str], tuple[bytes, bytes]] = {}
+_MAX_CHECKED = 1024  # the cache starts over when full (per-response values pass through it)
+
+
 def _check_header(name: str, value: str) -> tuple[bytes, bytes]:
+    """``(name, value)`` validated and encoded; most handlers set the same few fields on every
+    response, so a field that passed is remembered (two pattern matches saved)."""
+    checked = _CHECKED.get((name, value))
+    if checked is None:
+        checked = _validate_header(name, value)
+        if len(_CHECKED) >= _MAX_CHECKED:
+            _CHECKED.clear()
+        _CHECKED[name, value] = checked
+    return checked
+
+
+def _validate_header(name: str, value: str) -> tuple[bytes, bytes]:
     if not _TOKEN.fullmatch(name):
         raise ValueError(f"invalid header name {name!r}")
     if name.lower() in _SERVER_OWNED:

@@ -235,6 +235,37 @@ def test_with_header_and_append_header_refuse_every_control_but_htab(control: st
         Response.text("x").append_header("x-a", f"a{control}b")
 
 
+def test_a_header_set_again_is_validated_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trioframe import _response
+
+    calls: list[tuple[str, str]] = []
+    original = _response._validate_header
+
+    def counting(name: str, value: str) -> tuple[bytes, bytes]:
+        calls.append((name, value))
+        return original(name, value)
+
+    monkeypatch.setattr(_response, "_validate_header", counting)
+    monkeypatch.setattr(_response, "_CHECKED", {})
+    for _ in range(3):
+        assert Response.text("x").with_header("X-Once", " v ").header("x-once") == "v"
+    assert calls == [("X-Once", " v ")]
+    with pytest.raises(ValueError):  # a refused field is never remembered as valid
+        Response.text("x").with_header("X-Once", "v\r\n")
+    with pytest.raises(ValueError):
+        Response.text("x").with_header("X-Once", "v\r\n")
+    assert ("X-Once", "v\r\n") not in _response._CHECKED
+
+
+def test_the_header_cache_starts_over_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trioframe import _response
+
+    monkeypatch.setattr(_response, "_CHECKED", {})
+    for number in range(_response._MAX_CHECKED + 3):
+        Response.text("x").with_header("x-n", str(number))
+    assert len(_response._CHECKED) == 3
+
+
 def test_with_header_keeps_htab_and_obs_text() -> None:
     response = Response.text("x").with_header("x-a", "a\tb \u00e9")
     assert response.header("x-a") == "a\tb \u00e9"

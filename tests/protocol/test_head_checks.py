@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from trioframe._protocol import head as head_module
 from trioframe._protocol.errors import ProtocolError
-from trioframe._protocol.head import HeadLimits, HeadScanner, check_head
+from trioframe._protocol.head import HeadLimits, HeadScanner, check_head, check_host
 
 OK = b"GET /x HTTP/1.1\r\nHost: a\r\n\r\n"
 
@@ -178,3 +181,18 @@ def test_a_head_arriving_a_byte_at_a_time_is_scanned_in_linear_time() -> None:
         size = scanner.find_end(buffer)
     assert size == len(head)
     assert CountingBuffer.looked_at < 20 * len(head)  # quadratic would be ~10**9
+
+
+_HOST_BYTES = st.sampled_from(list(b"az09AZ.-:[]@%_~!$&'()*+,;=/ \x80"))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(_HOST_BYTES, max_size=14).map(bytes))
+def test_the_host_fast_path_accepts_exactly_what_the_pattern_accepts(value: bytes) -> None:
+    try:
+        check_host(value)
+    except ProtocolError:
+        accepted = False
+    else:
+        accepted = True
+    assert accepted == (head_module._HOST.fullmatch(value) is not None)

@@ -167,7 +167,9 @@ class HandlerPlan:
         """Fill the arguments and await the handler. Cancellation passes straight through."""
         if not self.steps:
             return await self.handler()
-        kwargs = {name: await step(request) for name, step in self.steps}
+        kwargs = {}  # a loop: an async comprehension is a function object and frame more
+        for name, step in self.steps:
+            kwargs[name] = await step(request)
         return await self.handler(**kwargs)
 
 

@@ -16,16 +16,34 @@ import attrs
 
 from .errors import ProtocolError
 
-__all__ = ["HeadLimits", "HeadScanner", "check_head"]
+__all__ = ["HeadLimits", "HeadScanner", "byte_class", "check_head", "check_host"]
 
-# Bytes a head may hold: HTAB, CR, LF, visible ASCII and space, obs-text. Deleting these
-# leaves only the forbidden ones (control characters and DEL), in one C-speed pass.
-_ALLOWED = bytes([9, 10, 13, *range(0x20, 0x7F), *range(0x80, 0x100)])
+
+def byte_class(allowed: bytes) -> bytes:
+    """A translation table that maps the bytes of ``allowed`` to 1 and every other byte to 0:
+    ``0 in data.translate(table)`` finds a byte outside ``allowed`` in two C passes. (Cheaper
+    than ``data.translate(None, allowed)``, which builds its table from ``allowed`` on every
+    call: some 1,200 instructions for a class of 250 bytes.)"""
+    return bytes(1 if byte in allowed else 0 for byte in range(256))
+
+
+# Bytes a head may hold: HTAB, CR, LF, visible ASCII and space, obs-text; the others are
+# control characters and DEL.
+_ALLOWED_BYTES = bytes([9, 10, 13, *range(0x20, 0x7F), *range(0x80, 0x100)])
+_ALLOWED = byte_class(_ALLOWED_BYTES)
+# check_head's one pass over a whole head: a forbidden byte becomes 0, HTAB becomes SP (a
+# folded line starts with either), upper-case ASCII becomes lower case (field names are
+# compared without case), any other byte stays.
+_NORMALIZE = bytes(
+    (0 if byte not in _ALLOWED_BYTES else 0x20 if byte == 9 else byte)
+    for byte in bytes(range(256)).lower()
+)
 _VERSION = re.compile(rb"HTTP/(\d)\.(\d)")
 _HEAD_END = b"\r\n\r\n"
 _ABSOLUTE_FORM = re.compile(rb"https?://([^/?#]*)")  # group 1: the authority
 # RFC 9112 section 3.2 / RFC 3986 section 3.2.2: Host = uri-host [ ":" port ], uri-host an
 # IP-literal or a reg-name (empty allowed); anything else is a 400.
+_SIMPLE_HOST = byte_class(b"-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _HOST = re.compile(
     rb"(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?"
 )
@@ -79,7 +97,7 @@ class HeadScanner:
                 self._line_ended = True
             elif size > limits.max_request_line_size:
                 raise ProtocolError(414, "request line too long")
-        if buffer[start:].translate(None, _ALLOWED):
+        if 0 in buffer[start:].translate(_ALLOWED):
             raise ProtocolError(400, "invalid characters in request head")
         # Every LF at or after ``start`` must follow a CR, and every CR before the last byte
         # must precede an LF (a CR as the last byte is checked once the next byte arrives).
@@ -102,6 +120,14 @@ def check_head(head: bytes, limits: HeadLimits) -> list[bytes]:
     line_end = head.find(b"\r\n")
     if line_end > limits.max_request_line_size:
         raise ProtocolError(414, "request line too long")
+    # The bytes first, in the order ``HeadScanner`` checks them as they arrive, so a head that
+    # breaks several rules gets the same answer however its bytes were cut into reads.
+    norm = head.translate(_NORMALIZE)
+    if 0 in norm:
+        raise ProtocolError(400, "invalid characters in request head")
+    rest = norm.replace(b"\r\n", b"")
+    if 13 in rest or 10 in rest:  # 13, 10: CR, LF
+        raise ProtocolError(400, "bare CR or LF in request head")
     parts = head[:line_end].split(b" ")
     if len(parts) != 3 or not all(parts):
         raise ProtocolError(400, "malformed request line")
@@ -119,23 +145,31 @@ def check_head(head: bytes, limits: HeadLimits) -> list[bytes]:
         _check_absolute_form(target)
     if method == b"CONNECT":  # a tunnel (with a target h11 would accept): not served here
         raise ProtocolError(501, "CONNECT is not supported")
-    if head.translate(None, _ALLOWED):
-        raise ProtocolError(400, "invalid characters in request head")
-    line_breaks = head.count(b"\r\n")
-    if head.count(b"\r") != line_breaks or head.count(b"\n") != line_breaks:
-        raise ProtocolError(400, "bare CR or LF in request head")
-    if b"\r\n " in head or b"\r\n\t" in head:
+    line_breaks = (len(norm) - len(rest)) // 2
+    # ``find`` rather than ``in`` for a bytes substring: in CPython 3.11 ``sub in data`` first
+    # tries ``sub`` as an integer, which raises and clears a TypeError (2,400 instructions).
+    if norm.find(b"\r\n ") != -1:  # HTAB is SP here
         raise ProtocolError(400, "obsolete line folding in header")
     if line_breaks - 2 > limits.max_header_count:
         raise ProtocolError(431, "too many header fields")
-    lower = head.lower()
-    if b"\r\ncontent-length:" in lower or b"\r\ntransfer-encoding:" in lower:
-        _check_framing(lower, is_http10=is_http10)
+    length_at = norm.find(b"\r\ncontent-length:")
+    coding_at = norm.find(b"\r\ntransfer-encoding:")
+    if length_at != -1 or coding_at != -1:
+        _check_framing(norm, length_at, coding_at, is_http10=is_http10)
     return parts
 
 
 def check_host(value: bytes) -> None:
-    """A ``Host`` header value must be ``host[:port]`` (RFC 9112 section 3.2: else 400)."""
+    """A ``Host`` header value must be ``host[:port]`` (RFC 9112 section 3.2: else 400).
+
+    The common value (a name or IPv4 address of letters, digits, dots and hyphens, with an
+    optional port) is accepted without the pattern, which costs some 300 instructions a byte;
+    what it accepts is a subset of what the pattern accepts."""
+    host, colon, port = value.rpartition(b":")
+    if not colon:
+        host, port = port, b""
+    if 0 not in host.translate(_SIMPLE_HOST) and (not port or port.isdigit()):
+        return
     if _HOST.fullmatch(value) is None:
         raise ProtocolError(400, "invalid Host header")
 
@@ -154,18 +188,19 @@ def _check_absolute_form(target: bytes) -> None:
         raise ProtocolError(400, "absolute-form request target without a host")
 
 
-def _check_framing(lower_head: bytes, *, is_http10: bool) -> None:
-    """Content-Length and Transfer-Encoding rules h11 is lenient about (RFC 9112 6.3)."""
-    lengths = lower_head.count(b"\r\ncontent-length:")
-    if lengths > 1:
-        raise ProtocolError(400, "duplicate Content-Length")
-    if lengths:
-        start = lower_head.index(b"\r\ncontent-length:") + 17
-        value = lower_head[start : lower_head.index(b"\r\n", start)].strip(b" \t")
+def _check_framing(lower_head: bytes, length_at: int, coding_at: int, *, is_http10: bool) -> None:
+    """Content-Length and Transfer-Encoding rules h11 is lenient about (RFC 9112 6.3), on the
+    head as ``check_head`` normalized it (lower case, HTAB as SP), where the first field of
+    each starts (its CRLF) at ``length_at`` and ``coding_at`` (-1: none)."""
+    if length_at != -1:
+        start = length_at + 17  # len(b"\r\ncontent-length:")
+        if lower_head.find(b"\r\ncontent-length:", start) != -1:
+            raise ProtocolError(400, "duplicate Content-Length")
+        value = lower_head[start : lower_head.find(b"\r\n", start)].strip(b" \t")
         if not value.isdigit():
             raise ProtocolError(400, "invalid Content-Length")
-    if b"\r\ntransfer-encoding:" in lower_head:
-        if lengths:
+    if coding_at != -1:
+        if length_at != -1:
             raise ProtocolError(400, "both Content-Length and Transfer-Encoding")
         if is_http10:
             raise ProtocolError(400, "Transfer-Encoding on HTTP/1.0")

@@ -24,15 +24,15 @@ from __future__ import annotations
 import httptools
 
 from .errors import ProtocolError, UnsendableResponse
-from .head import HeadLimits
+from .head import HeadLimits, byte_class
 from .http1 import parse_with_h11
 from .http1_base import END_OF_BODY, NEED_DATA, PAUSED, BaseHTTP1Adapter, BodyChunk, Event
 from .http1_writer import ResponseWriter
 
 __all__ = ["LLHTTPAdapter"]
 
-# Bytes a request target may hold (h11: visible ASCII); deleting them leaves the others.
-_VISIBLE = bytes(range(0x21, 0x7F))
+# Bytes a request target may hold (h11: visible ASCII).
+_VISIBLE = byte_class(bytes(range(0x21, 0x7F)))
 
 
 class LLHTTPAdapter(BaseHTTP1Adapter):
@@ -75,7 +75,7 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         if not self._complete:  # llhttp waits for a body (framed here, not by llhttp) or
             self._parser = httptools.HttpRequestParser(self)  # stopped: a new one for the next
         self._complete = False
-        if target.translate(None, _VISIBLE):
+        if 0 in target.translate(_VISIBLE):
             return self._judged_by_h11(head)
         try:
             request = self._start_request(method, target, version == b"HTTP/1.0", self._fields)

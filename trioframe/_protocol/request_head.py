@@ -13,7 +13,9 @@ class RequestHead(NamedTuple):
     ``"1.0"``, ``"1.1"`` or ``"2"``. ``content_length`` is the declared body length (``None``:
     not declared). ``chunked`` and ``expects_continue`` are HTTP/1.1 framing facts (a chunked
     body; ``Expect: 100-continue``), false on other protocols. ``protocol`` is the ``:protocol``
-    of an HTTP/2 extended CONNECT (RFC 8441: ``"websocket"``), ``None`` otherwise.
+    of an HTTP/2 extended CONNECT (RFC 8441: ``"websocket"``), ``None`` otherwise. ``bodyless``
+    is true when the head alone says there is no body (HTTP/1.1: no Content-Length or ``0``,
+    not chunked); false means there may be one.
 
     Immutable; a named tuple rather than an attrs class because one is made per request and
     a tuple is the cheapest immutable value to make."""
@@ -26,3 +28,4 @@ class RequestHead(NamedTuple):
     chunked: bool = False
     expects_continue: bool = False
     protocol: str | None = None
+    bodyless: bool = False

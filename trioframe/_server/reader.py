@@ -38,6 +38,7 @@ class StreamReader:
         self._on_eof = on_eof
         self._read_ahead = read_ahead
         self._lot = trio.lowlevel.ParkingLot()  # tasks waiting for the current read
+        self._parked = 0  # how many (``bool(lot)`` is a Python-level call on every read)
         self._watcher: trio.lowlevel.Task | None = None  # set while the watcher sleeps
         self._reading = False  # a task is waiting for bytes
 
@@ -63,7 +64,7 @@ class StreamReader:
 
     def _received(self, data: bytes | bytearray) -> None:
         self.adapter.receive_data(data)
-        if self._lot:
+        if self._parked:
             self._lot.unpark_all()
         if not data:
             self._on_eof()
@@ -72,9 +73,16 @@ class StreamReader:
         """Wait for more bytes in the adapter: read them, or wait for the watcher's read.
         Call it after ``read_now`` found nothing (it does not look before waiting)."""
         if self._reading:
-            await self._lot.park()
+            await self._park()
         else:
             await self.read_once()
+
+    async def _park(self) -> None:
+        self._parked += 1
+        try:
+            await self._lot.park()
+        finally:
+            self._parked -= 1
 
     def wake_watcher(self) -> None:
         """Let the watcher read ahead (a handler runs and has blocked)."""
@@ -133,7 +141,7 @@ class StreamReader:
         at the end of the stream. Waits for a read the watcher already started."""
         adapter = self.adapter
         if self._reading:
-            await self._lot.park()
+            await self._park()
         if adapter.buffered or adapter.eof:
             return adapter.take_buffered()
         return bytes(await self.transport.receive())
