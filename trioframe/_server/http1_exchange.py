@@ -56,8 +56,8 @@ class HTTP1Exchange(Exchange):
         adapter = connection.adapter
         if not adapter.in_body:
             return b""
-        if adapter.they_expect_continue:
-            await self._write(adapter.send_continue())
+        if self.head.expects_continue and adapter.they_expect_continue:  # (the field first:
+            await self._write(adapter.send_continue())  # the adapter's answer costs more)
         try:
             event = adapter.next_event()
             if event is NEED_DATA:
