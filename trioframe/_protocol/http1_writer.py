@@ -12,8 +12,8 @@ same response on the wire and keep or close the connection alike:
   ``Transfer-Encoding: chunked`` wins over ``Content-Length``; a body without either is sent
   chunked to an HTTP/1.1 client, and to an HTTP/1.0 client as the bytes up to the close;
 - the connection is kept only when the request and the response both allow it (no
-  ``Connection: close`` on either, an HTTP/1.1 client, a framed body); otherwise the head
-  says ``Connection: close``;
+  ``Connection: close`` on either, an HTTP/1.1 client: so a body sent up to the close only
+  ever goes to a connection that closes); otherwise the head says ``Connection: close``;
 - a body that overruns or falls short of its ``Content-Length`` is refused.
 
 Each refusal is ``UnsendableResponse``, raised before the bytes concerned are returned; after
@@ -167,10 +167,8 @@ class ResponseWriter:
             framing, left = _CHUNKED, 0
         # The framing the head announces: a HEAD response announces what GET would get.
         unknown_size = status not in _NO_BODY and (coding or length is None)
-        if unknown_size and self._http10:
-            framing = _UNTIL_CLOSE if framing == _CHUNKED else framing
-            if method != b"HEAD":
-                close = True
+        if unknown_size and self._http10 and framing == _CHUNKED:
+            framing = _UNTIL_CLOSE  # (an HTTP/1.0 connection never carries a second request)
         if close:
             self._keep_alive = False
         if unknown_size or not self._keep_alive:
@@ -230,8 +228,6 @@ class ResponseWriter:
             self._failed = True
             raise UnsendableResponse("too little data for the declared Content-Length")
         self._ended = True
-        if self._framing == _UNTIL_CLOSE:
-            self._keep_alive = False
         return _LAST_CHUNK if self._framing == _CHUNKED else b""
 
     def switch(self, headers: list[Header]) -> bytes:
