@@ -74,13 +74,23 @@ class ServerSpec:
     checkout: Checkout | None = None  # trioframe's: the directory first on PYTHONPATH
 
 
-def trioframe_spec(checkout: Checkout) -> ServerSpec:
-    """trioframe from ``checkout``, serving this checkout's app."""
+def trioframe_spec(checkout: Checkout, parser: str = "h11") -> ServerSpec:
+    """trioframe from ``checkout`` on the HTTP/1.1 ``parser``, serving this checkout's app
+    (``trioframe``: h11, the default path; ``trioframe-llhttp``: the speedups extra)."""
+    name = "trioframe" if parser == "h11" else f"trioframe-{parser}"
+    label = checkout.label if parser == "h11" else f"{checkout.label}-{parser}"
+    probe = TRIOFRAME_PROBE
+    if parser != "h11":  # the checkout must have the option, and the extra be installed
+        probe = "import httptools\nfrom trioframe import ServerConfig\n" + probe
+        probe += f"\nServerConfig(http1_parser={parser!r})"
     return ServerSpec(
-        "trioframe",
-        checkout.label,
-        TRIOFRAME_PROBE,
-        lambda port: [PY, str(APPS / "trioframe_app.py"), str(port)],
+        name,
+        label,
+        probe,
+        lambda port: [
+            *(PY, str(APPS / "trioframe_app.py"), str(port)),
+            *("--http1-parser", parser),
+        ],
         checkout,
     )
 
@@ -123,7 +133,10 @@ OTHER_SERVERS = [
         ],
     ),
 ]
-SERVER_NAMES = ["floor", "bare", "trioframe", "uvicorn-h11", "uvicorn-httptools", "hypercorn"]
+SERVER_NAMES = [
+    *("floor", "bare", "trioframe", "trioframe-llhttp"),
+    *("uvicorn-h11", "uvicorn-httptools", "hypercorn"),
+]
 DEFAULT_SERVERS = [name for name in SERVER_NAMES if name != "hypercorn"]
 
 
@@ -560,6 +573,8 @@ def parse_args() -> tuple[argparse.Namespace, list[ServerSpec], Options]:
             continue
         if name == "trioframe":
             specs += [trioframe_spec(checkout) for checkout in checkouts]
+        elif name == "trioframe-llhttp":
+            specs += [trioframe_spec(checkout, "llhttp") for checkout in checkouts]
         else:
             specs += [spec for spec in OTHER_SERVERS if spec.name == name]
     opts = Options(

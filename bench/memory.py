@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Server memory per idle connection: HTTP/1.1 keep-alive, WebSocket and HTTP/2, 1,000 each.
 
-    python bench/memory.py [--connections 1000] [--only http1,websocket,http2,uvicorn-h11]
+    python bench/memory.py [--connections 1000] [--only http1,http1-llhttp,websocket,http2,uvicorn-h11]
         [--json out.json]
 
 For each kind of connection a fresh server process starts on 127.0.0.1 (trioframe serving
@@ -181,9 +181,16 @@ def uvicorn_kind(http: str) -> Kind:
 KINDS = [
     Kind(
         "http1",
-        "trioframe, HTTP/1.1 keep-alive",
+        "trioframe, HTTP/1.1 keep-alive (h11)",
         TRIOFRAME_VERSIONS.format(extra="''"),
-        trioframe_command(),
+        trioframe_command("--http1-parser", "h11"),
+        open_http1,
+    ),
+    Kind(
+        "http1-llhttp",
+        "trioframe, HTTP/1.1 keep-alive (llhttp, the speedups extra)",
+        "import httptools\n" + TRIOFRAME_VERSIONS.format(extra="'httptools', v('httptools')"),
+        trioframe_command("--http1-parser", "llhttp"),
         open_http1,
     ),
     Kind(

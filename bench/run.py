@@ -87,17 +87,49 @@ class ServerSpec:
 
     @property
     def label(self) -> str:
-        """The server's name in the table: for trioframe, its checkout's label."""
-        return self.checkout.label if self.checkout else self.name
+        """The server's name in the table: for trioframe, its checkout's label (with the
+        parser when it is not the default path's)."""
+        if self.checkout is None:
+            return self.name
+        suffix = self.name.removeprefix("trioframe")
+        return self.checkout.label + suffix
 
 
 VERSIONS = "from importlib.metadata import version as v\n"
+#: Starlette on Uvicorn, by --only name: its h11 and its httptools HTTP/1.1 (asyncio loop).
+UVICORNS = [("uvicorn", "h11"), ("uvicorn-httptools", "httptools")]
+
+
+def uvicorn_spec(name: str, http: str) -> ServerSpec:
+    """Starlette on Uvicorn with the ``http`` implementation and the asyncio loop."""
+    return ServerSpec(
+        name,
+        f"Starlette on Uvicorn ({http})",
+        VERSIONS + f"import {http}, starlette\n"
+        f"print('uvicorn', v('uvicorn'), '(http={http}', v('{http}') + ', loop=asyncio),',"
+        " 'starlette', v('starlette'))",
+        lambda port: [
+            *(PY, "-m", "uvicorn", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"),
+            *("--http", http, "--loop", "asyncio", "--no-access-log", "--log-level", "warning"),
+            "bench.apps.starlette_app:app",
+        ],
+    )
+
+
 SERVERS = [
     ServerSpec(  # served once per checkout (--trioframe), this one by default
         "trioframe",
-        "trioframe",
+        "trioframe (h11)",
         TRIOFRAME_PROBE,
-        lambda port: [PY, str(APPS / "trioframe_app.py"), str(port)],
+        lambda port: [PY, str(APPS / "trioframe_app.py"), str(port), "--http1-parser", "h11"],
+    ),
+    ServerSpec(  # the speedups extra: needs httptools, once per checkout too
+        "trioframe-llhttp",
+        "trioframe (llhttp, the speedups extra)",
+        "import httptools\nfrom trioframe import ServerConfig\n"
+        + TRIOFRAME_PROBE
+        + "\nServerConfig(http1_parser='llhttp')",
+        lambda port: [PY, str(APPS / "trioframe_app.py"), str(port), "--http1-parser", "llhttp"],
     ),
     ServerSpec(
         "bare",
@@ -116,19 +148,7 @@ SERVERS = [
             *("--bind", f"127.0.0.1:{port}", "bench.apps.starlette_app:app"),
         ],
     ),
-    ServerSpec(
-        "uvicorn",
-        "Starlette on Uvicorn",
-        VERSIONS + "import importlib.util, starlette\n"
-        "from uvicorn.protocols.http.auto import AutoHTTPProtocol as P\n"
-        "http = 'httptools' if 'httptools' in P.__module__ else 'h11'\n"
-        "loop = 'uvloop' if importlib.util.find_spec('uvloop') else 'asyncio'\n"
-        "print('uvicorn', v('uvicorn'), f'(http={http}, loop={loop}), starlette', v('starlette'))",
-        lambda port: [
-            *(PY, "-m", "uvicorn", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"),
-            *("--no-access-log", "--log-level", "warning", "bench.apps.starlette_app:app"),
-        ],
-    ),
+    *(uvicorn_spec(name, http) for name, http in UVICORNS),
 ]
 SERVER_NAMES = [spec.name for spec in SERVERS]
 DESCRIPTIONS = {spec.name: spec.description for spec in SERVERS}
@@ -482,10 +502,9 @@ def print_report(results: list[ServerResult], baseline: str, opts: Options) -> N
             capped = " (request cap reached)" if any(load.capped for load in loads) else ""
             print(f"{row}  {errors}{capped}")
 
-    if base is not None and base.name == "trioframe":
-        for r in ran:
-            if r.name == "trioframe":
-                print_targets(r, ran)
+    for r in ran:
+        if r.name in TARGETS:
+            print_targets(r, ran)
 
 
 def round_ratios(loads: list[LoadResult], base_loads: list[LoadResult]) -> str:
@@ -494,22 +513,28 @@ def round_ratios(loads: list[LoadResult], base_loads: list[LoadResult]) -> str:
     return f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "n/a"
 
 
-TARGETS = {"bare": 0.85, "hypercorn": 5.0, "uvicorn": 1.0}  # trioframe req/s >= target x theirs
+#: trioframe's req/s >= target x theirs, for each trioframe server (the speedups extra is
+#: held to Uvicorn on the same C parser).
+TARGETS = {
+    "trioframe": {"bare": 0.85, "hypercorn": 5.0, "uvicorn": 1.0},
+    "trioframe-llhttp": {"uvicorn-httptools": 1.0},
+}
 
 
 def print_targets(trioframe: ServerResult, ran: list[ServerResult]) -> None:
+    targets = TARGETS[trioframe.name]
     print(f"\ntargets ({trioframe.label} req/s / other server's req/s):")
     for r in ran:
-        if r.name not in TARGETS:
+        if r.name not in targets:
             continue
         cells = []
         for ep in ENDPOINTS:
             ours, theirs = trioframe.median_rps(ep.name), r.median_rps(ep.name)
             if ours is not None and theirs is not None:
                 ratio = ours / theirs
-                mark = "ok" if ratio >= TARGETS[r.name] else "MISS"
+                mark = "ok" if ratio >= targets[r.name] else "MISS"
                 cells.append(f"{ep.name} {ratio:.2f} {mark}")
-        print(f"  vs {r.name:<10} (>= {TARGETS[r.name]:.2f}x): " + ", ".join(cells))
+        print(f"  vs {r.name:<10} (>= {targets[r.name]:.2f}x): " + ", ".join(cells))
 
 
 def parse_args() -> tuple[argparse.Namespace, list[ServerSpec]]:
@@ -556,7 +581,7 @@ def parse_args() -> tuple[argparse.Namespace, list[ServerSpec]]:
         parser.error(str(exc))
     specs = []
     for spec in SERVERS:
-        if spec.name == "trioframe" and spec.name in args.only:
+        if spec.name.startswith("trioframe") and spec.name in args.only:
             specs += [replace(spec, checkout=checkout) for checkout in trioframes]
         elif spec.name in args.only:
             specs.append(spec)

@@ -37,9 +37,10 @@ if __name__ == "__main__":
     parser.add_argument("port", type=int)
     parser.add_argument("--max-connections", type=int, required=True)
     parser.add_argument("--http2", action="store_true")
+    parser.add_argument("--http1-parser", choices=["auto", "h11", "llhttp"], default="auto")
     args = parser.parse_args()
     config = (
-        ServerConfig(http2=args.http2)
+        ServerConfig(http2=args.http2, http1_parser=args.http1_parser)
         .with_max_connections(args.max_connections)
         .with_keep_alive_timeout(IDLE_SECONDS)
         .with_websocket_ping_interval(IDLE_SECONDS)
