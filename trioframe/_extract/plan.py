@@ -49,7 +49,8 @@ __all__ = ["HandlerPlan", "build_plan"]
 
 
 async def _whole_request(request: Request) -> Request:
-    await request.read_body()
+    if not request.body_consumed:  # (a body-less request starts consumed: no call then)
+        await request.read_body()
     return request
 
 

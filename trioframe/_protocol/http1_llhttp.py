@@ -26,8 +26,9 @@ import httptools
 from .errors import ProtocolError, UnsendableResponse
 from .head import HeadLimits, byte_class
 from .http1 import parse_with_h11
-from .http1_base import END_OF_BODY, NEED_DATA, PAUSED, BaseHTTP1Adapter, BodyChunk, Event
+from .http1_base import END_OF_BODY, NEED_DATA, BaseHTTP1Adapter, BodyChunk, Event
 from .http1_writer import ResponseWriter
+from .request_head import RequestHead
 
 __all__ = ["LLHTTPAdapter"]
 
@@ -55,15 +56,7 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         self._complete = True
 
     # -- receiving --------------------------------------------------------------------------
-    def next_event(self) -> Event:
-        """The next event, ``NEED_DATA``, ``PAUSED`` or ``CLOSED``. Raises ``ProtocolError``."""
-        if self._in_body:
-            return self._next_body_event()
-        if self._head is not None:
-            return PAUSED
-        head = self._cut_head()
-        if not isinstance(head, bytes):  # NEED_DATA or CLOSED
-            return head
+    def _parse_head(self, head: bytes) -> RequestHead:
         method, target, version = self._request_line
         self._fields = []
         try:
@@ -88,7 +81,7 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         self._expect_continue = request.expects_continue
         return request
 
-    def _judged_by_h11(self, head: bytes) -> Event:
+    def _judged_by_h11(self, head: bytes) -> RequestHead:
         """h11's verdict on ``head``: its refusal, or the request as h11 reads it."""
         self._parser = httptools.HttpRequestParser(self)
         self._complete = False
