@@ -22,8 +22,7 @@ except (ImportError, AttributeError, TypeError):  # another h11: it validates ev
 from .._errors import reason_phrase
 from .errors import ProtocolError, UnsendableResponse
 from .head import HeadLimits
-from .http1_base import END_OF_BODY, NEED_DATA, BaseHTTP1Adapter, BodyChunk, Event
-from .request_head import RequestHead
+from .http1_base import END_OF_BODY, NEED_DATA, PAUSED, BaseHTTP1Adapter, BodyChunk, Event
 
 __all__ = ["HTTP1Adapter", "parse_with_h11", "render_simple_response"]
 
@@ -43,7 +42,18 @@ class HTTP1Adapter(BaseHTTP1Adapter):
         self._h11 = h11.Connection(h11.SERVER)
 
     # -- receiving --------------------------------------------------------------------------
-    def _parse_head(self, head: bytes) -> RequestHead:
+    def next_event(self) -> Event:
+        """The next event, ``NEED_DATA``, ``PAUSED`` or ``CLOSED``. Raises ``ProtocolError``.
+
+        (Its first lines are the other adapter's too: shared through a base method, one more
+        call per request head cost 1.9k instructions a request, 0.4 %, measured.)"""
+        if self._in_body:
+            return self._next_body_event()
+        if self._head is not None:
+            return PAUSED
+        head = self._cut_head()
+        if not isinstance(head, bytes):  # NEED_DATA or CLOSED
+            return head
         event = _receive_head(self._h11, head)
         return self._start_request(
             event.method, event.target, event.http_version == b"1.0", list(event.headers)

@@ -132,25 +132,9 @@ class BaseHTTP1Adapter(abc.ABC):
         self._buffer.clear()
         return data
 
+    @abc.abstractmethod
     def next_event(self) -> Event:
         """The next event, ``NEED_DATA``, ``PAUSED`` or ``CLOSED``. Raises ``ProtocolError``."""
-        if self._in_body:
-            return self._next_body_event()
-        if self._head is not None:
-            return PAUSED
-        head = self._cut_head()
-        if not isinstance(head, bytes):  # NEED_DATA or CLOSED
-            return head
-        return self._parse_head(head)
-
-    @abc.abstractmethod
-    def _parse_head(self, head: bytes) -> RequestHead:
-        """The request of a complete head that passed the checks (its request line's parts
-        in ``_request_line``); sets up the request's state through ``_start_request``."""
-
-    @abc.abstractmethod
-    def _next_body_event(self) -> Event:
-        """The next body event: ``BodyChunk``, ``END_OF_BODY`` or ``NEED_DATA``."""
 
     @property
     @abc.abstractmethod

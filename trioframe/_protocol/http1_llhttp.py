@@ -26,9 +26,8 @@ import httptools
 from .errors import ProtocolError, UnsendableResponse
 from .head import HeadLimits, byte_class
 from .http1 import parse_with_h11
-from .http1_base import END_OF_BODY, NEED_DATA, BaseHTTP1Adapter, BodyChunk, Event
+from .http1_base import END_OF_BODY, NEED_DATA, PAUSED, BaseHTTP1Adapter, BodyChunk, Event
 from .http1_writer import ResponseWriter
-from .request_head import RequestHead
 
 __all__ = ["LLHTTPAdapter"]
 
@@ -56,7 +55,18 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         self._complete = True
 
     # -- receiving --------------------------------------------------------------------------
-    def _parse_head(self, head: bytes) -> RequestHead:
+    def next_event(self) -> Event:
+        """The next event, ``NEED_DATA``, ``PAUSED`` or ``CLOSED``. Raises ``ProtocolError``.
+
+        (Its first lines are the other adapter's too: shared through a base method, one more
+        call per request head cost 1.9k instructions a request, 0.4 %, measured.)"""
+        if self._in_body:
+            return self._next_body_event()
+        if self._head is not None:
+            return PAUSED
+        head = self._cut_head()
+        if not isinstance(head, bytes):  # NEED_DATA or CLOSED
+            return head
         method, target, version = self._request_line
         self._fields = []
         try:
@@ -81,7 +91,7 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         self._expect_continue = request.expects_continue
         return request
 
-    def _judged_by_h11(self, head: bytes) -> RequestHead:
+    def _judged_by_h11(self, head: bytes) -> Event:
         """h11's verdict on ``head``: its refusal, or the request as h11 reads it."""
         self._parser = httptools.HttpRequestParser(self)
         self._complete = False
