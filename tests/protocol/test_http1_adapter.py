@@ -390,3 +390,18 @@ def test_without_h11s_private_header_form_bad_fields_are_still_refused(
     monkeypatch.setattr(http1_module, "_FIELD_CACHE", False)
     with pytest.raises(UnsendableResponse):
         _served_get().send_head(200, fields)
+
+
+def test_a_client_waits_for_100_continue_until_it_sends_body_bytes(
+    Adapter: AdapterClass,
+) -> None:
+    adapter = Adapter()
+    adapter.receive_data(
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n"
+    )
+    assert isinstance(adapter.next_event(), RequestHead)
+    assert adapter.next_event() is NEED_DATA  # nothing sent yet: still waiting
+    assert adapter.they_expect_continue
+    adapter.receive_data(b"a")  # it sent a byte without waiting: no longer waiting
+    assert adapter.next_event() == BodyChunk(b"a")
+    assert not adapter.they_expect_continue

@@ -102,17 +102,19 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         return request
 
     def _next_body_event(self) -> Event:
+        """The next body event. As in h11, a client that sends body bytes (or its end) no
+        longer waits for ``100 Continue``."""
         buffer = self._buffer
-        self._expect_continue = False
         if self._chunked is None:
             size = min(self._body_left, len(buffer))
             if size:
                 self._body_left -= size
                 data = bytes(buffer[:size])
                 del buffer[:size]
+                self._expect_continue = False
                 return BodyChunk(data)
             if not self._body_left:
-                self._in_body = False
+                self._in_body = self._expect_continue = False
                 return END_OF_BODY
         else:
             pieces: list[tuple[int, int]] = []
@@ -120,9 +122,10 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
             data = b"".join([buffer[start:end] for start, end in pieces])
             del buffer[:size]
             if data:
+                self._expect_continue = False
                 return BodyChunk(data)
             if self._chunked.done:
-                self._in_body = False
+                self._in_body = self._expect_continue = False
                 return END_OF_BODY
         if self._eof:
             raise ProtocolError(400, "connection closed inside a request body")
