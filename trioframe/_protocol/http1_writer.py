@@ -100,11 +100,6 @@ class ResponseWriter:
         self._ended = False
 
     @property
-    def started(self) -> bool:
-        """True once a final response head or a ``101`` was written."""
-        return self._started
-
-    @property
     def reusable(self) -> bool:
         """The response is complete and the connection may carry another request."""
         return self._ended and self._keep_alive and not self._failed
