@@ -9,6 +9,7 @@ so that the client side of the in-memory connection does not hold the loop eithe
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -119,6 +120,19 @@ async def test_the_guard_passes_steps_within_budget() -> None:
             nursery.start_soon(quick, name="quick")
     assert guard.worst.task == "quick"
     assert guard.worst.seconds == pytest.approx(0.1)
+
+
+async def test_the_default_clock_counts_work_on_the_loop() -> None:
+    # The guard times steps in the thread's CPU time: real work in a step is what it sees.
+    async def busy() -> None:
+        until = time.thread_time() + 0.03
+        while time.thread_time() < until:
+            pass
+
+    with pytest.raises(pytest.fail.Exception) as info, loop_guard(budget=0.01):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(busy, name="busy")
+    assert "busy" in str(info.value)
 
 
 # -- the app under attack -------------------------------------------------------------------
