@@ -39,6 +39,17 @@ HEADER_SETS: dict[str, list[Header]] = {
 BODIES = [[b"ok"], [b"o", b"k"], [], [b""]]
 
 
+def _received(
+    adapter_class: type[BaseHTTP1Adapter], request: bytes
+) -> tuple[BaseHTTP1Adapter, object, object]:
+    """An adapter that has read ``request`` (body-less): it, and the two events it gave."""
+    adapter = adapter_class()
+    adapter.receive_data(request)
+    head = adapter.next_event()
+    end = adapter.next_event()
+    return adapter, head, end
+
+
 def _serve(
     adapter_class: type[BaseHTTP1Adapter],
     request: bytes,
@@ -46,10 +57,9 @@ def _serve(
     headers: list[Header],
     body: list[bytes],
 ) -> tuple[object, ...]:
-    adapter = adapter_class()
-    adapter.receive_data(request)
-    assert isinstance(adapter.next_event(), RequestHead)
-    assert adapter.next_event() == BodyEnd()
+    adapter, head_event, end_event = _received(adapter_class, request)
+    assert isinstance(head_event, RequestHead)
+    assert end_event == BodyEnd()
     try:
         head = adapter.send_head(status, list(headers))
     except UnsendableResponse:
@@ -120,10 +130,7 @@ def test_both_writers_refuse_the_same_heads(case: str) -> None:
 
 def test_after_a_refusal_neither_adapter_reuses_the_connection() -> None:
     for adapter_class in (HTTP1Adapter, LLHTTPAdapter):
-        adapter = adapter_class()
-        adapter.receive_data(REQUESTS["GET 1.1"])
-        adapter.next_event()
-        adapter.next_event()
+        adapter, _, _ = _received(adapter_class, REQUESTS["GET 1.1"])
         with pytest.raises(UnsendableResponse):
             adapter.send_head(200, [(b"content-length", b"2")])
             adapter.send_data(b"toolong")
@@ -133,16 +140,10 @@ def test_after_a_refusal_neither_adapter_reuses_the_connection() -> None:
 def test_a_switch_needs_an_upgrade_proposal_on_both() -> None:
     upgrade = b"GET / HTTP/1.1\r\nHost: t\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
     for adapter_class in (HTTP1Adapter, LLHTTPAdapter):
-        plain = adapter_class()
-        plain.receive_data(REQUESTS["GET 1.1"])
-        plain.next_event()
-        plain.next_event()
+        plain, _, _ = _received(adapter_class, REQUESTS["GET 1.1"])
         with pytest.raises(ProtocolError):
             plain.send_switch([(b"upgrade", b"websocket")])
-        asked = adapter_class()
-        asked.receive_data(upgrade + b"after")
-        asked.next_event()
-        asked.next_event()
+        asked, _, _ = _received(adapter_class, upgrade + b"after")
         head = asked.send_switch([(b"upgrade", b"websocket"), (b"connection", b"Upgrade")])
         assert head.startswith(b"HTTP/1.1 101 Switching Protocols\r\n")
         assert not asked.can_reuse
