@@ -58,17 +58,31 @@ async def _no_body() -> bytes:
     return b""
 
 
+def _not_arrived() -> bytes | None:
+    return None
+
+
 class BodyReader:
     """The request body as it arrives: ``await reader()`` returns the next chunk, ``b""`` at
     its end, and raises ``PayloadTooLarge`` (413) once more than the limit has arrived.
+    :meth:`take_whole` gives the whole rest of the body at once when it has all arrived.
 
-    ``receive`` is what the server provides (the protocol's body source); ``declared`` the
+    ``receive`` is what the server provides (the protocol's body source), ``take_whole`` its
+    shortcut for a body that has all arrived (the rest of it, or ``None``); ``declared`` the
     declared ``Content-Length``. The limit starts as given (the server passes
     ``max_body_size``); once the route is known the app sets the route's own with
     :meth:`limit_to`, which also refuses a declared length over it before anything is read.
     Cancellation: a checkpoint whenever ``receive`` has to wait."""
 
-    __slots__ = ("_limit", "_receive", "_setting", "declared", "exceeded", "received")
+    __slots__ = (
+        "_limit",
+        "_receive",
+        "_setting",
+        "_take_whole",
+        "declared",
+        "exceeded",
+        "received",
+    )
 
     def __init__(
         self,
@@ -76,8 +90,10 @@ class BodyReader:
         declared: int | None = None,
         limit: int = DEFAULT_BODY_LIMIT,
         setting: str = "max_body_size",
+        take_whole: Callable[[], bytes | None] = _not_arrived,
     ) -> None:
         self._receive = receive
+        self._take_whole = take_whole
         self._limit = limit
         self._setting = setting
         #: the declared length (``Content-Length``), ``None`` when the body's length is unknown
@@ -95,7 +111,20 @@ class BodyReader:
             raise self._too_large()
 
     async def __call__(self) -> bytes:
-        chunk = await self._receive()
+        return self._count(await self._receive())
+
+    def take_whole(self) -> bytes | None:
+        """The rest of the body when it has all arrived, else ``None`` (then read it with
+        ``await reader()``). Raises ``PayloadTooLarge`` like a read. Never waits."""
+        rest = self._take_whole()
+        if rest:  # (``_count``, inline: one call less for a body that has all arrived)
+            self.received += len(rest)
+            if self.received > self._limit:
+                self.exceeded = True
+                raise self._too_large()
+        return rest
+
+    def _count(self, chunk: bytes) -> bytes:
         if chunk:
             self.received += len(chunk)
             if self.received > self._limit:
@@ -256,6 +285,18 @@ class Request:
         ``Error`` it raised), so that it runs at most once per request. Made on first use."""
         return {}
 
+    def take_arrived_body(self) -> bool:
+        """Whether the whole body is in ``body``: read before, or all arrived and taken now
+        (``read_body`` in one step). Never waits; raises ``PayloadTooLarge`` like a read."""
+        if self.body_consumed:
+            return True
+        whole = self.body_reader.take_whole()
+        if whole is None:
+            return False
+        self.body = whole
+        self.body_consumed = True
+        return True
+
     async def read_body(self, on_chunk: Callable[[bytes], object] | None = None) -> bytes:
         """Read the whole body (once; later calls return the same bytes). ``on_chunk``, when
         given, sees each chunk as it arrives (the whole body at once if it was read before):
@@ -264,7 +305,7 @@ class Request:
 
         Cancellation: a checkpoint while the body is still arriving. If cancelled, the body
         is left partly read and the connection will not be reused."""
-        if self.body_consumed:
+        if self.body_consumed or self.take_arrived_body():
             if on_chunk is not None and self.body:
                 on_chunk(self.body)
             return self.body

@@ -133,7 +133,10 @@ class Response:
         body: bytes = b"",
         headers: Iterable[tuple[bytes, bytes]] = (),
     ) -> None:
-        self.status = _check_status(status)
+        # (the common status inline: a call less on every response)
+        self.status = (
+            status if type(status) is int and 100 <= status <= 599 else _check_status(status)
+        )
         self.body = body
         #: ``(name, value)`` byte pairs, names lower-case; Content-Length is added when sent.
         self.headers: list[tuple[bytes, bytes]] = list(headers)
@@ -235,7 +238,9 @@ class Response:
 
     def with_body(self, body: str | bytes) -> Response:
         """Set the body (``str`` is UTF-8 encoded); returns the response."""
-        self.body = body.encode() if isinstance(body, str) else bytes(body)
+        if type(body) is not bytes:  # (bytes as they are: no call for the common case)
+            body = body.encode() if isinstance(body, str) else bytes(body)
+        self.body = body
         self.body_stream = None
         return self
 
@@ -245,8 +250,9 @@ class Response:
         Raises ``ValueError`` when the name is not a token, the value holds a control character
         other than HTAB (CR, LF, NUL, VT, FF, DEL, ...: RFC 9110 forbids them), or the header is
         ``Transfer-Encoding`` (the server frames responses itself)."""
-        key, raw = _check_header(name, value)
-        self.headers = [(k, v) for k, v in self.headers if k != key]
+        key, raw = _CHECKED.get((name, value)) or _check_header(name, value)
+        if self.headers:
+            self.headers = [(k, v) for k, v in self.headers if k != key]
         self.headers.append((key, raw))
         return self
 

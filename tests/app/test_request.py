@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from trioframe import Extensions, Headers, Method, Request, Router, Uri
+from trioframe import Extensions, Headers, Method, PayloadTooLarge, Request, Router, Uri
 from trioframe._request import BodyReader
 from trioframe.testing import TestClient
 
@@ -181,6 +181,44 @@ async def test_read_body_shows_each_chunk_as_it_arrives() -> None:
     again: list[bytes] = []
     assert await request.read_body(again.append) == b"one,two,three"
     assert again == [b"one,two,three"]  # read before: the whole body at once
+
+
+async def test_a_body_that_has_all_arrived_is_taken_without_a_read() -> None:
+    async def must_not_read() -> bytes:
+        raise AssertionError("read: the body had all arrived")
+
+    whole = BodyReader(must_not_read, take_whole=lambda: b"all of it")
+    request = Request(Method.POST, Uri("/"), body_reader=whole)
+    seen: list[bytes] = []
+    assert await request.read_body(seen.append) == b"all of it"
+    assert seen == [b"all of it"] and request.body_consumed
+    assert whole.received == 9
+    assert request.take_arrived_body()  # read before: it is there
+
+
+async def test_a_body_still_arriving_is_not_taken() -> None:
+    arrived = iter([b"ab", b""])
+
+    async def reader() -> bytes:
+        return next(arrived)
+
+    request = Request(Method.POST, Uri("/"), body_reader=BodyReader(reader))
+    assert not request.take_arrived_body()
+    assert request.body == b"" and not request.body_consumed
+    assert await request.read_body() == b"ab"
+
+
+@pytest.mark.parametrize(("limit", "taken"), [(8, False), (9, True), (10, True)])
+def test_the_body_limit_applies_to_a_body_taken_whole(limit: int, taken: bool) -> None:
+    request = Request(
+        Method.POST, Uri("/"), body_reader=BodyReader(limit=limit, take_whole=lambda: b"all of it")
+    )
+    if taken:
+        assert request.take_arrived_body() and request.body == b"all of it"
+    else:
+        with pytest.raises(PayloadTooLarge):
+            request.take_arrived_body()
+        assert request.body_reader.exceeded and not request.body_consumed
 
 
 async def test_what_on_chunk_raises_stops_the_read() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from trioframe._protocol import head as head_module
 from trioframe._protocol import http1 as http1_module
 from trioframe._protocol.errors import ProtocolError, UnsendableResponse
 from trioframe._protocol.head import HeadLimits
@@ -70,6 +71,65 @@ def test_body_split_across_reads(Adapter: AdapterClass) -> None:
     adapter.receive_data(b"cde")
     assert adapter.next_event() == BodyChunk(b"cde")
     assert adapter.next_event() == BodyEnd()
+
+
+def test_a_body_that_has_all_arrived_is_taken_whole_with_its_end(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
+    adapter.receive_data(
+        b"POST /1 HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+        b"GET /2 HTTP/1.1\r\nHost: x\r\n\r\n"
+    )
+    assert isinstance(adapter.next_event(), RequestHead)
+    assert adapter.take_whole_body() == b"abc"
+    assert not adapter.in_body and adapter.next_event() is PAUSED
+    respond(adapter)
+    assert adapter.can_reuse
+    adapter.start_next_cycle()
+    head = adapter.next_event()  # the pipelined request is untouched
+    assert isinstance(head, RequestHead) and head.target == b"/2"
+
+
+def test_the_rest_of_a_body_is_taken_whole_once_it_has_arrived(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
+    adapter.receive_data(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab")
+    assert isinstance(adapter.next_event(), RequestHead)
+    assert adapter.take_whole_body() is None  # 2 of 5 bytes: not yet
+    assert adapter.in_body
+    assert adapter.next_event() == BodyChunk(b"ab")
+    adapter.receive_data(b"cd")
+    assert adapter.take_whole_body() is None  # 4 of 5
+    adapter.receive_data(b"e")
+    assert adapter.take_whole_body() == b"cde"
+    assert not adapter.in_body
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "expected"),
+    [
+        (
+            b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+            None,
+        ),
+        (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", b""),
+    ],
+    ids=["chunked: never", "empty"],
+)
+def test_what_take_whole_body_gives(
+    Adapter: AdapterClass, request_bytes: bytes, expected: bytes | None
+) -> None:
+    adapter = Adapter()
+    adapter.receive_data(request_bytes)
+    assert isinstance(adapter.next_event(), RequestHead)
+    assert adapter.take_whole_body() == expected
+    assert adapter.in_body is (expected is None)
+
+
+def test_no_body_is_taken_between_requests(Adapter: AdapterClass) -> None:
+    adapter = Adapter()
+    assert adapter.take_whole_body() is None
+    adapter.receive_data(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    events(adapter)
+    assert adapter.take_whole_body() is None
 
 
 def test_pipelined_requests_after_a_fixed_length_body_stay_checked(Adapter: AdapterClass) -> None:
@@ -306,6 +366,22 @@ def test_valid_host_values_pass(Adapter: AdapterClass, host: bytes) -> None:
     assert type(adapter.next_event()) is RequestHead
 
 
+def test_a_host_value_that_passed_is_remembered_within_a_bound(
+    Adapter: AdapterClass, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(head_module, "_VALID_HOSTS", set())
+    monkeypatch.setattr(head_module, "_MAX_VALID_HOSTS", 3)
+    for number in range(4):
+        adapter = Adapter()
+        adapter.receive_data(b"GET / HTTP/1.1\r\nHost: h%d\r\n\r\n" % number)
+        assert type(adapter.next_event()) is RequestHead
+    remembered = head_module._VALID_HOSTS
+    assert remembered == {b"h3"}  # full at three: it started over
+    # A refused value is never remembered.
+    error = _head_error(Adapter, b"GET / HTTP/1.1\r\nHost: t t\r\n\r\n")
+    assert error.status == 400 and b"t t" not in head_module._VALID_HOSTS
+
+
 def test_http_1_2_is_read_as_1_1_and_needs_a_host(Adapter: AdapterClass) -> None:
     error = _head_error(Adapter, b"GET / HTTP/1.2\r\n\r\n")
     assert (error.status, error.message) == (400, "missing Host header")
@@ -375,6 +451,21 @@ def test_without_h11s_private_header_form_responses_still_go_out(
     )
     assert b"\r\ncontent-type: text/plain\r\n" in head
     assert http1_module._FIELDS == {}
+
+
+def test_without_h11s_private_header_form_request_fields_are_read_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    request = b"GET / HTTP/1.1\r\nHost: x\r\nX-A: 1\r\nx-b: 2\r\n\r\n"
+    heads = []
+    for private_form in (True, False):
+        monkeypatch.setattr(http1_module, "_FIELD_CACHE", private_form)
+        adapter = HTTP1Adapter()
+        adapter.receive_data(request)
+        heads.append(adapter.next_event())
+    assert heads[0] == heads[1]
+    assert isinstance(heads[0], RequestHead)
+    assert heads[0].headers == [(b"host", b"x"), (b"x-a", b"1"), (b"x-b", b"2")]
 
 
 @pytest.mark.parametrize(

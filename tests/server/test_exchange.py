@@ -3,6 +3,7 @@ protocol-neutral function does with the app's answer, with no protocol underneat
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -102,6 +103,13 @@ async def echo(request: Request) -> Response:
             "scheme": request.scheme,
             "tls": None if request.tls is None else request.tls.version,
             "body": request.body.decode(),
+            "version": request.version,
+            "headers": request.headers.to_dict(),
+            "content_length": request.content_length,
+            "connect_protocol": request.connect_protocol,
+            "shutdown": request.shutdown_signal is not None,
+            "params": request.params,
+            "extensions": len(request.extensions),
         }
     )
 
@@ -136,26 +144,52 @@ async def test_a_streamed_body_is_head_data_and_end_without_empty_chunks() -> No
 
 
 async def test_the_request_is_built_from_the_exchange() -> None:
+    # Every field serve_exchange passes (positionally: a field out of place shows here).
     exchange = FakeExchange(b"POST", b"/echo?x=1", [b"ab", b"cd"])
     await serve_exchange(exchange, state_for(ROUTER))
     [(_, status, _, body)] = exchange.calls
     assert status == 200
-    assert body == (
-        b'{"method":"POST","uri":"/echo?x=1","client":["10.0.0.7",4242],'
-        b'"scheme":"https","tls":"TLSv1.3","body":"abcd"}'
-    )
+    assert json.loads(body) == {
+        "method": "POST",
+        "uri": "/echo?x=1",
+        "client": ["10.0.0.7", 4242],
+        "scheme": "https",
+        "tls": "TLSv1.3",
+        "body": "abcd",
+        "version": "1.1",
+        "headers": {"host": "t"},
+        "content_length": 4,
+        "connect_protocol": None,
+        "shutdown": True,
+        "params": {},
+        "extensions": 0,
+    }
 
 
-@pytest.mark.parametrize(("limit", "refused"), [(4, False), (3, True)])
+class ArrivedBodyExchange(FakeExchange):
+    """A body that has all arrived: ``take_whole_body`` hands it over in one step."""
+
+    def take_whole_body(self) -> bytes | None:
+        whole, self._body = b"".join(self._body), []
+        return whole
+
+
+@pytest.mark.parametrize(
+    "exchange_class", [FakeExchange, ArrivedBodyExchange], ids=["read", "arrived"]
+)
+@pytest.mark.parametrize(("limit", "status"), [(3, 413), (4, 200), (5, 200)])
 async def test_a_body_over_the_limit_is_413_and_the_rest_is_refused(
-    limit: int, refused: bool
+    exchange_class: type[FakeExchange], limit: int, status: int
 ) -> None:
-    exchange = FakeExchange(b"POST", b"/echo", [b"ab", b"cd"])
+    # Read piece by piece, or taken whole in one step: the same limit, the same answers.
+    exchange = exchange_class(b"POST", b"/echo", [b"ab", b"cd"])
     exchange.head = RequestHead(b"POST", b"/echo", "1.1", [], None)  # no declared length
     await serve_exchange(exchange, state_for(ROUTER, max_body_size=limit))
-    status = next(call[1] for call in exchange.calls if call[0] == "response")
-    assert status == (413 if refused else 200)
-    assert (("refuse_body",) in exchange.calls) is refused
+    [response] = [call for call in exchange.calls if call[0] == "response"]
+    assert response[1] == status
+    if status == 200:
+        assert json.loads(response[3])["body"] == "abcd"
+    assert (("refuse_body",) in exchange.calls) is (status == 413)
 
 
 async def test_a_response_the_protocol_refuses_is_a_500() -> None:

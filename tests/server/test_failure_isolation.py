@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -88,6 +88,18 @@ async def plain_get(url: str) -> None:
         await client.get(url + "/")
 
 
+async def post_chunked_body(url: str) -> None:
+    # A chunked body is read piece by piece (never taken whole, as an arrived
+    # Content-Length body is).
+    async def pieces() -> AsyncIterator[bytes]:
+        yield b'{"a": 1}'
+
+    async with httpx.AsyncClient() as client:
+        await client.post(
+            url + "/echo", content=pieces(), headers={"content-type": "application/json"}
+        )
+
+
 async def post_body(url: str) -> None:
     async with httpx.AsyncClient() as client:
         await client.post(url + "/echo", json={"a": 1})
@@ -116,7 +128,8 @@ STAGES: list[tuple[str, Any, str, Callable[[str], Any]]] = [
     ("parse", ADAPTER, "next_event", plain_get),
     ("app", App, "handle", plain_get),
     ("serialise", ADAPTER, "send_head", plain_get),
-    ("body", ADAPTER, "_next_body_event", post_body),
+    ("body", ADAPTER, "_next_body_event", post_chunked_body),
+    ("whole body", ADAPTER, "take_whole_body", post_body),
     ("watcher", StreamReader, "watch", plain_get),
     ("linger", http1_module, "linger_close", raw_post_until_closed),
     ("date", exchange_module, "http_date", plain_get),

@@ -159,6 +159,8 @@ class HandlerPlan:
     name: str
     multipart: MultipartConfig | None = None
     websocket_param: str | None = None
+    #: every parameter can be passed by position (the handler is called so: cheaper)
+    positional: bool = False
 
     async def arguments(self, request: Request) -> dict[str, Any]:
         """Run every step: the handler's keyword arguments. Raises the steps' ``Error``s."""
@@ -168,10 +170,17 @@ class HandlerPlan:
         """Fill the arguments and await the handler. Cancellation passes straight through."""
         if not self.steps:
             return await self.handler()
-        kwargs = {}  # a loop: an async comprehension is a function object and frame more
-        for name, step in self.steps:
-            kwargs[name] = await step(request)
-        return await self.handler(**kwargs)
+        values = []  # a loop: an async comprehension is a function object and frame more
+        for _, step in self.steps:
+            if step is _whole_request and request.take_arrived_body():
+                values.append(request)  # its body is all there: no coroutine to run
+            else:
+                values.append(await step(request))
+        if self.positional:
+            return await self.handler(*values)
+        return await self.handler(
+            **{name: value for (name, _), value in zip(self.steps, values, strict=True)}
+        )
 
 
 def _handler_name(handler: Callable[..., Any]) -> str:
@@ -336,6 +345,7 @@ def build_plan(
     )
     steps: list[tuple[str, Step]] = []
     sockets: list[str] = []
+    positional = True
     for param in inspect.signature(handler).parameters.values():
         ctx = planner.context(param.name)
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -347,6 +357,7 @@ def build_plan(
             sockets.append(param.name)
             continue
         steps.append((param.name, planner.step_for(ctx, annotation)))
+        positional = positional and param.kind is not param.KEYWORD_ONLY
     planner.check_body_readers()
     if websocket and len(sockets) != 1:
         raise ConfigurationError(
@@ -359,4 +370,5 @@ def build_plan(
         name=name,
         multipart=planner.multipart if streams else None,
         websocket_param=sockets[0] if sockets else None,
+        positional=positional and not sockets,
     )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
-__all__ = ["Method"]
+__all__ = ["KNOWN_METHODS", "Method"]
 
 
 class Method(str):
@@ -41,6 +42,9 @@ class Method(str):
 
 
 _KNOWN: dict[str | bytes, Method] = {}
+#: The interned common methods by name, ``str`` and ``bytes``: ``KNOWN_METHODS.get(name)``
+#: is ``Method.of(name)`` for them, a call less (the server looks each request's up).
+KNOWN_METHODS: Mapping[str | bytes, Method] = _KNOWN
 for _name in ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE"):
     _KNOWN[_name] = _KNOWN[_name.encode()] = Method(_name)
     setattr(Method, _name, _KNOWN[_name])

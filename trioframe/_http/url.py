@@ -199,6 +199,9 @@ class Uri:
     @classmethod
     def parse(cls, target: str) -> Uri:
         """Build from a request target (origin-form or absolute-form)."""
+        if target.startswith("/"):  # origin-form, nearly every request: split here
+            raw_path, _, query = target.partition("?")
+            return cls(raw_path, query)
         return cls(*split_target(target))
 
     @property

@@ -73,6 +73,7 @@ END_OF_BODY: Final = BodyEnd()
 _FACT_FIELDS = frozenset(
     [b"content-length", b"host", b"transfer-encoding", b"connection", b"expect", b"upgrade"]
 )
+_new_tuple = tuple.__new__
 _TLS_HANDSHAKE = 0x16  # the first byte of a TLS handshake record (a ClientHello)
 
 
@@ -88,7 +89,9 @@ class BaseHTTP1Adapter(abc.ABC):
         self.limits = limits or HeadLimits()
         self._buffer = bytearray()
         self._eof = False
-        self._in_body = False
+        #: True while the current request's body has not been read to its end (read it as
+        #: an attribute: a property costs a call, and the server asks several times a request)
+        self.in_body = False
         self._head: RequestHead | None = None
         self._head_scanner = HeadScanner(self.limits)
         self._request_line: list[bytes] = []  # the last head's method, target, version
@@ -120,10 +123,20 @@ class BaseHTTP1Adapter(abc.ABC):
         """True between requests with no byte of the next request received."""
         return self._head is None and not self._buffer
 
-    @property
-    def in_body(self) -> bool:
-        """True while the current request's body has not been read to its end."""
-        return self._in_body
+    def take_whole_body(self) -> bytes | None:
+        """The rest of a Content-Length body when all of it is buffered, its end read too
+        (:attr:`in_body` is then false); ``None`` otherwise (a chunked body, one still
+        arriving, no body being read). One synchronous step instead of an event per piece."""
+        if not self.in_body or self._chunked is not None or self._body_left > len(self._buffer):
+            return None
+        event = self.next_event()
+        data = b""
+        if type(event) is BodyChunk:
+            data = event.data
+            event = self.next_event()
+        if event is not END_OF_BODY:  # pragma: no cover - the whole body was buffered
+            raise AssertionError(f"{event!r} after a whole Content-Length body")
+        return data
 
     def take_buffered(self) -> bytes:
         """Hand over (and forget) the received bytes not parsed yet: after a protocol
@@ -240,26 +253,30 @@ class BaseHTTP1Adapter(abc.ABC):
                 upgrade = upgrade or any(comma_values(value))
         if not (hosts or http10):  # h11 requires it of 1.1 only; 1.2+ is read as 1.1
             raise ProtocolError(400, "missing Host header")
-        # Positional: calling a class with keywords builds a dict of them (2,000 instructions).
         version = "1.0" if http10 else "1.1"
         bodyless = not (content_length or chunked)
-        head = self._head = RequestHead(
-            method,
-            target,
-            version,
-            fields,
-            content_length,
-            chunked,
-            expects_continue,
-            None,
-            bodyless,
+        # The tuple made directly: calling the named tuple class runs its Python ``__new__``
+        # through the type's slot, twice the cost (3,400 instructions, measured).
+        head = self._head = _new_tuple(
+            RequestHead,
+            (
+                method,
+                target,
+                version,
+                fields,
+                content_length,
+                chunked,
+                expects_continue,
+                None,
+                bodyless,
+            ),
         )
         self._keep_alive = keep_alive
         self._upgrade_proposed = upgrade
         self._unusual = unusual or hosts > 1
         self._body_left = content_length or 0
         self._chunked = ChunkedFraming(self.limits) if chunked else None
-        self._in_body = True
+        self.in_body = True
         return head
 
 

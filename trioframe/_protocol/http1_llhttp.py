@@ -60,7 +60,7 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
 
         (Its first lines are the other adapter's too: shared through a base method, one more
         call per request head cost 1.9k instructions a request, 0.4 %, measured.)"""
-        if self._in_body:
+        if self.in_body:
             return self._next_body_event()
         if self._head is not None:
             return PAUSED
@@ -114,7 +114,7 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
                 self._expect_continue = False
                 return BodyChunk(data)
             if not self._body_left:
-                self._in_body = self._expect_continue = False
+                self.in_body = self._expect_continue = False
                 return END_OF_BODY
         else:
             pieces: list[tuple[int, int]] = []
@@ -125,7 +125,7 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
                 self._expect_continue = False
                 return BodyChunk(data)
             if self._chunked.done:
-                self._in_body = self._expect_continue = False
+                self.in_body = self._expect_continue = False
                 return END_OF_BODY
         if self._eof:
             raise ProtocolError(400, "connection closed inside a request body")
@@ -151,7 +151,7 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
     def send_switch(self, headers: list[tuple[bytes, bytes]]) -> bytes:
         """``101 Switching Protocols``; ``ProtocolError`` (400) when the request did not
         propose an upgrade or still has a body to read."""
-        if not self._upgrade_proposed or self._in_body:
+        if not self._upgrade_proposed or self.in_body:
             raise ProtocolError(400, "this request cannot switch protocols")
         self._expect_continue = False
         try:

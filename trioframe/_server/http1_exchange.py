@@ -38,7 +38,8 @@ class HTTP1Exchange(Exchange):
     def __init__(
         self, connection: HTTP1Connection, head: RequestHead, scope: trio.CancelScope
     ) -> None:
-        super().__init__(head, connection.client, connection.scheme, connection.tls, scope)
+        # (the base's __init__ named: ``super()`` makes an object per call, once per request)
+        Exchange.__init__(self, head, connection.client, connection.scheme, connection.tls, scope)
         self.connection = connection
         self.body_received = 0
         self._waiting_for_body = False
@@ -76,6 +77,14 @@ class HTTP1Exchange(Exchange):
             return b""
         self.body_received += len(event.data)
         return event.data
+
+    def take_whole_body(self) -> bytes | None:
+        if self.head.expects_continue:  # receive_body sends the 100 Continue it waits for
+            return None
+        body = self.connection.adapter.take_whole_body()
+        if body is not None:
+            self.body_received += len(body)
+        return body
 
     # -- the response -----------------------------------------------------------------------------
     async def send_response(self, status: int, headers: list[Header], body: bytes) -> None:
