@@ -18,6 +18,8 @@ import attrs
 
 from ._errors import ConfigurationError, Error
 from ._extract import HandlerPlan, build_plan
+from ._files.resolve import resolve_file
+from ._files.response import FileResponse
 from ._lifespan import Lifespan, plan_lifespans
 from ._protocol.websocket import is_websocket_upgrade
 from ._response import Response, to_response
@@ -222,7 +224,10 @@ class App:
             request.body_reader.limit_to(multipart.max_total_size, "max_total_size")
         else:
             request.body_reader.limit_to(self.max_body_size, "max_body_size")
-        return to_response(await plan.call(request))
+        response = to_response(await plan.call(request))
+        if type(response) is FileResponse:  # opened now: middleware sees the final answer
+            return await resolve_file(response, request)
+        return response
 
     async def _accept_upgrade(
         self, plan: HandlerPlan, subprotocols: tuple[str, ...], request: Request

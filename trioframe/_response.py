@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from typing import Any
@@ -169,6 +170,29 @@ class Response:
         serialize; an unserializable value raises ``InternalServerError`` (500, details
         logged, not sent) here, at the call."""
         return cls(status, encode_json(value), [(b"content-type", CT_JSON)])
+
+    @classmethod
+    def file(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        filename: str | None = None,
+        content_type: str | None = None,
+        download: bool = False,
+    ) -> Response:
+        """The file at ``path``, answered as the request asks: the whole file (200), a range
+        or several (206, ``multipart/byteranges``), 304/412 for conditional requests, 416 for
+        a range outside the file; ``ETag``, ``Last-Modified``, ``Accept-Ranges`` always.
+        ``content_type`` defaults to a guess from the name; ``filename`` or ``download``
+        add ``Content-Disposition`` (``attachment`` when ``download``). A missing file, or
+        anything but a regular file, is 404; an unreadable one 403.
+
+        No I/O happens here: the file is opened (in a worker thread) once the handler
+        returns. The body is sent in chunks with backpressure, or with ``os.sendfile`` on
+        plain HTTP/1.1; a client that goes away stops it and the file is closed at once."""
+        from ._files.response import FileResponse
+
+        return FileResponse(path, filename=filename, content_type=content_type, download=download)
 
     @classmethod
     def validation_error(cls, messages: Iterable[str]) -> Response:

@@ -161,6 +161,18 @@ class HTTP1Adapter(BaseHTTP1Adapter):
         except h11.LocalProtocolError as exc:
             raise UnsendableResponse(str(exc)) from None
 
+    def send_data_elsewhere(self, length: int) -> None:
+        """Count ``length`` body bytes sent without this adapter (``os.sendfile``), through
+        h11's pass-through send (made for this): only for a Content-Length body, which h11
+        passes on unframed; ``UnsendableResponse`` otherwise or past its length."""
+        placeholder = _Length(length)
+        try:
+            pieces = self._h11.send_with_data_passthrough(h11.Data(data=placeholder))  # type: ignore[arg-type]
+        except h11.LocalProtocolError as exc:
+            raise UnsendableResponse(str(exc)) from None
+        if pieces != [placeholder]:  # type: ignore[comparison-overlap]  # (chunked framing)
+            raise UnsendableResponse("a body sent elsewhere needs a Content-Length")
+
     def send_end(self) -> bytes:
         """The end of the response body. ``UnsendableResponse`` short of its Content-Length."""
         try:
@@ -179,6 +191,18 @@ class HTTP1Adapter(BaseHTTP1Adapter):
         (h11 was never fed a byte past the request, so nothing is left in it.)"""
         self._h11.start_next_cycle()
         self._head = None
+
+
+class _Length:
+    """Stands for body bytes sent elsewhere: h11 only takes their ``len``."""
+
+    __slots__ = ("length",)
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+
+    def __len__(self) -> int:
+        return self.length
 
 
 _FIELDS: dict[tuple[bytes, bytes], tuple[bytes, bytes, bytes]] = {}

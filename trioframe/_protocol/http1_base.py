@@ -177,6 +177,11 @@ class BaseHTTP1Adapter(abc.ABC):
         ``UnsendableResponse`` past the response's Content-Length."""
 
     @abc.abstractmethod
+    def send_data_elsewhere(self, length: int) -> None:
+        """Count ``length`` body bytes the connection sends itself (``os.sendfile``): only
+        for a body framed by Content-Length. ``UnsendableResponse`` otherwise or past it."""
+
+    @abc.abstractmethod
     def send_end(self) -> bytes:
         """The end of the response body. ``UnsendableResponse`` short of its Content-Length."""
 

@@ -164,6 +164,11 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         response's Content-Length."""
         return self._writer.data(data)
 
+    def send_data_elsewhere(self, length: int) -> None:
+        """Count ``length`` body bytes sent without this adapter (``os.sendfile``): only
+        for a Content-Length body; ``UnsendableResponse`` otherwise or past its length."""
+        self._writer.data_sent_elsewhere(length)
+
     def send_end(self) -> bytes:
         """The end of the response body. ``UnsendableResponse`` short of its Content-Length."""
         return self._writer.end()

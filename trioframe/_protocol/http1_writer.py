@@ -216,6 +216,17 @@ class ResponseWriter:
             return b"%x\r\n%s\r\n" % (len(data), data) if data else b""
         return data
 
+    def data_sent_elsewhere(self, length: int) -> None:
+        """Count ``length`` body bytes the caller sends itself (``os.sendfile``): only for a
+        body framed by ``Content-Length``; ``UnsendableResponse`` otherwise or past it."""
+        self._check_body()
+        if self._framing != _BY_LENGTH:
+            raise UnsendableResponse("a body sent elsewhere needs a Content-Length")
+        self._left -= length
+        if self._left < 0:
+            self._failed = True
+            raise UnsendableResponse("too much data for the declared Content-Length")
+
     def end(self) -> bytes:
         """The end of the body. ``UnsendableResponse`` short of the ``Content-Length``."""
         self._check_body()

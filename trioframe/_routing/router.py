@@ -8,6 +8,7 @@ when the router is frozen, so routes added to a sub-router after ``nest`` still 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Self, TypeVar, overload
 
@@ -248,6 +249,33 @@ class Router:
     websocket_fn = websocket
 
     # -- composition --------------------------------------------------------------------
+    def static(
+        self,
+        prefix: str,
+        directory: str | os.PathLike[str],
+        *,
+        index: str | None = "index.html",
+        follow_symlinks: bool = False,
+        precompressed: bool = True,
+        cache_control: str | None = None,
+    ) -> Self:
+        """Serve the regular files of ``directory`` under ``prefix`` (GET and HEAD), with
+        everything ``Response.file`` does (ranges, conditional requests). Paths that leave
+        the directory, dotfiles and symlinks out of it (unless ``follow_symlinks``) are 404;
+        a directory serves its ``index``; ``precompressed`` serves a ``.br``/``.gz`` sibling
+        to clients that accept it. See the Files page of the docs."""
+        from .._files.static import StaticFiles
+
+        files = StaticFiles(
+            directory,
+            index=index,
+            follow_symlinks=follow_symlinks,
+            precompressed=precompressed,
+            cache_control=cache_control,
+        )
+        base = prefix.rstrip("/")
+        return self.get(base + "/{*path}", files.serve).get(base + "/", files.serve)
+
     def nest(self, prefix: str, router: Router) -> Self:
         """Mount ``router``'s routes (and its middleware, state and fallback) under ``prefix``.
 

@@ -28,6 +28,9 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from .._files.body import CHUNK_SIZE, FileBody, read_span
+from .._files.resolve import resolve_file
+from .._files.response import FileResponse
 from .._http.headers import Headers
 from .._http.method import KNOWN_METHODS, Method
 from .._http.url import Uri
@@ -111,6 +114,17 @@ class Exchange(abc.ABC):
         """Write a piece of the response body (with backpressure: returns once the peer's
         flow control allows). Raises ``UnsendableResponse`` past a declared length and
         ``ExchangeGone``."""
+
+    async def send_file(self, fd: int, offset: int, length: int) -> None:
+        """Send ``length`` bytes of the open file ``fd`` from ``offset`` as response body:
+        read in chunks in a worker thread, each sent (with ``send_data``'s backpressure)
+        before the next is read. Raises like ``send_data``, and ``FileChanged`` when the
+        file has got shorter. (Plain HTTP/1.1 overrides it with ``os.sendfile``.)"""
+        end = offset + length
+        while offset < end:
+            size = min(CHUNK_SIZE, end - offset)
+            await self.send_data(await read_span(fd, offset, size))
+            offset += size
 
     @abc.abstractmethod
     async def send_end(self) -> None:
@@ -197,7 +211,7 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> None:
             body = response.body if body_allowed(exchange.head.method, status) else b""
             await exchange.send_response(status, headers, body)
         else:
-            await _respond(exchange, response, state)
+            await _respond(exchange, response, request, state)
     except ExchangeGone:
         return
     except Exception:  # the protocol layer refused the response (or a bug writing it)
@@ -225,11 +239,22 @@ async def answer_cancelled(exchange: Exchange) -> None:
         await exchange.send_error(*answer)
 
 
-async def _respond(exchange: Exchange, response: Response, state: ServingState) -> None:
-    """Finalise a streamed ``response`` and write it, or switch to WebSocket."""
+async def _respond(
+    exchange: Exchange, response: Response, request: Request, state: ServingState
+) -> None:
+    """Finalise a streamed ``response`` and write it, or switch to WebSocket. A file
+    response a middleware made (the app resolves the handlers' own) is resolved here."""
     if type(response) is WebSocketAccept and response.status == 101:
         await _switch_to_websocket(exchange, response, state)
         return
+    if type(response) is FileResponse:
+        response = await resolve_file(response, request)
+        if response.body_stream is None:  # 304, 412, 416, 404: a bytes body
+            status = response.status
+            headers = final_headers(response.headers, status, len(response.body), http_date())
+            body = response.body if body_allowed(exchange.head.method, status) else b""
+            await exchange.send_response(status, headers, body)
+            return
     stream = response.body_stream
     assert stream is not None  # serve_exchange writes bytes bodies itself
     status = response.status
@@ -238,7 +263,10 @@ async def _respond(exchange: Exchange, response: Response, state: ServingState) 
     events = _is_event_stream(headers)
     async with aclosing(stream):  # type: ignore[type-var]
         await exchange.send_head(status, headers)
-        if send_body and not await _send_stream(exchange, stream, state, events=events):
+        if type(stream) is FileBody:
+            if send_body and not await send_file_body(exchange, stream, state):
+                return
+        elif send_body and not await _send_stream(exchange, stream, state, events=events):
             return
         try:
             await exchange.send_end()
@@ -264,6 +292,24 @@ async def _send_stream(
         raise
     except Exception:
         state.log.exception("streaming response body failed")
+        exchange.abort()
+        return False
+    return True
+
+
+async def send_file_body(exchange: Exchange, body: FileBody, state: ServingState) -> bool:
+    """Send a file response's body, piece by piece (spans with ``exchange.send_file``);
+    False when it failed (logged; the exchange is aborted, as for a stream)."""
+    try:
+        for piece in body.pieces:
+            if isinstance(piece, bytes):
+                await exchange.send_data(piece)
+            else:
+                await exchange.send_file(body.fd, *piece)
+    except ExchangeGone:
+        raise
+    except Exception:
+        state.log.exception("sending a file failed")
         exchange.abort()
         return False
     return True

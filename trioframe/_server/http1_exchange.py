@@ -116,6 +116,25 @@ class HTTP1Exchange(Exchange):
     async def send_data(self, data: bytes) -> None:
         await self._write(self.connection.adapter.send_data(data))
 
+    async def send_file(self, fd: int, offset: int, length: int) -> None:
+        """On plain TCP, ``os.sendfile`` (zero copy) within ``send_timeout`` while it waits
+        for the socket; elsewhere (TLS, in-memory) chunks read in a worker thread."""
+        connection = self.connection
+        transport = connection.transport
+        if not transport.can_send_files:
+            await super().send_file(fd, offset, length)
+            return
+        connection.adapter.send_data_elsewhere(length)
+        scope = self.scope
+        scope.deadline = trio.current_time() + connection.config.send_timeout
+        try:
+            await transport.send_file(fd, offset, length)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            connection.peer_gone = True
+            raise ExchangeGone from None
+        finally:
+            scope.deadline = math.inf
+
     async def send_end(self) -> None:
         await self._write(self.connection.adapter.send_end())
 

@@ -16,13 +16,19 @@ cannot keep the other tasks from running, and a cancellation is delivered there.
 
 from __future__ import annotations
 
+import os
 import socket
 
 import trio
 
+from .._files.body import FileChanged
+
 __all__ = ["RECEIVE_SIZE", "Transport"]
 
 RECEIVE_SIZE = 64 * 1024
+#: The most one ``os.sendfile`` call is asked to send.
+SENDFILE_SIZE = 4 * 1024 * 1024
+_HAS_SENDFILE = hasattr(os, "sendfile")
 
 
 class Transport:
@@ -95,6 +101,38 @@ class Transport:
             return 0
         except OSError as exc:
             raise trio.BrokenResourceError(str(exc)) from exc
+
+    @property
+    def can_send_files(self) -> bool:
+        """Whether :meth:`send_file` may be used: plain TCP (``os.sendfile`` needs the
+        socket; TLS and in-memory streams are written through the stream)."""
+        return self._socket is not None and _HAS_SENDFILE
+
+    async def send_file(self, fd: int, offset: int, length: int) -> None:
+        """Send ``length`` bytes of the file ``fd`` from ``offset`` with ``os.sendfile``
+        (zero copy), each call in a worker thread (a file not in the page cache makes it
+        read from the disk), waiting for the socket in between. ``BrokenResourceError``
+        when the peer is gone; ``FileChanged`` when the file got shorter. Only when
+        :attr:`can_send_files`. Cancellation: a checkpoint while waiting for the socket."""
+        direct = self._socket
+        assert direct is not None
+        socket_fd = direct.fileno()
+        end = offset + length
+        while offset < end:
+            try:
+                sent = await trio.to_thread.run_sync(
+                    os.sendfile, socket_fd, fd, offset, min(end - offset, SENDFILE_SIZE)
+                )
+            except BlockingIOError:
+                sent = -1
+            except OSError as exc:
+                raise trio.BrokenResourceError(str(exc)) from exc
+            if sent == 0:
+                raise FileChanged(f"the file ended {end - offset} bytes early")
+            if sent > 0:
+                offset += sent
+            if offset < end:
+                await trio.lowlevel.wait_writable(direct)
 
     async def send_all(self, data: bytes, sent: int = 0) -> None:
         """Send ``data`` from offset ``sent`` on, waiting for the socket as long as it takes
