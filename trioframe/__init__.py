@@ -48,6 +48,7 @@ from ._response import ServerSentEvent as ServerSentEvent
 from ._routing import Router as Router
 from ._server.config import ServerConfig as ServerConfig
 from ._server.serve import Server as Server
+from ._sessions.session import Session as Session
 from ._shutdown import Shutdown as Shutdown
 from ._websocket import Message as Message
 from ._websocket import WebSocketClosed as WebSocketClosed
@@ -60,6 +61,7 @@ from .middleware import RateLimitMiddleware as RateLimitMiddleware
 from .middleware import RequestId as RequestId
 from .middleware import RequestIdMiddleware as RequestIdMiddleware
 from .middleware import SecurityHeadersMiddleware as SecurityHeadersMiddleware
+from .middleware import SessionMiddleware as SessionMiddleware
 from .middleware import TimeoutMiddleware as TimeoutMiddleware
 
 __version__ = "0.2.4"
@@ -109,6 +111,8 @@ __all__ = [
     "Server",
     "ServerConfig",
     "ServerSentEvent",
+    "Session",
+    "SessionMiddleware",
     "Shutdown",
     "State",
     "StatusCode",

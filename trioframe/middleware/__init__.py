@@ -9,6 +9,7 @@ from .rate_limit import RateLimitMiddleware as RateLimitMiddleware
 from .request_id import RequestId as RequestId
 from .request_id import RequestIdMiddleware as RequestIdMiddleware
 from .security import SecurityHeadersMiddleware as SecurityHeadersMiddleware
+from .sessions import SessionMiddleware as SessionMiddleware
 from .timeout import TimeoutMiddleware as TimeoutMiddleware
 
 __all__ = [
@@ -20,5 +21,6 @@ __all__ = [
     "RequestId",
     "RequestIdMiddleware",
     "SecurityHeadersMiddleware",
+    "SessionMiddleware",
     "TimeoutMiddleware",
 ]

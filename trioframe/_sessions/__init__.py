@@ -1,0 +1,1 @@
+"""Cookie sessions: ``Session`` (the extractor) and the sealing behind ``SessionMiddleware``."""

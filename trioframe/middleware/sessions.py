@@ -1,0 +1,92 @@
+"""``SessionMiddleware``: a ``Session`` per request, kept in an encrypted cookie (the
+``sessions`` extra: ``pip install 'trioframe[sessions]'``); see ``docs/sessions.md``."""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .._errors import InternalServerError
+from .._http.cookies import Cookie, SameSite
+from .._response import Response
+from .._sessions.seal import Sealer
+from .._sessions.session import Session
+
+if TYPE_CHECKING:
+    from .._dispatch import Next
+    from .._request import Request
+
+__all__ = ["MAX_COOKIE_SIZE", "SessionMiddleware"]
+
+#: The largest ``name=value`` a session cookie may be (browsers keep about 4096 bytes).
+MAX_COOKIE_SIZE = 4096
+_log = logging.getLogger("trioframe.sessions")
+
+
+class SessionMiddleware:
+    """Opens the request's session cookie into a ``Session`` (an empty one when there is
+    none, or it is tampered with, expired or sealed with a key no longer listed) and, after
+    the handler, seals it back into the response when it changed.
+
+    ``secret_keys``: the first seals, all open (a cookie opened with an older key is sealed
+    again with the first). ``max_age``: seconds or a ``timedelta``, both the cookie's
+    ``Max-Age`` and the expiry sealed inside it. The cookie is ``HttpOnly``, with ``path``
+    and ``same_site``; ``Secure`` when ``secure`` is true, or with ``secure=None`` when the
+    request came over https. A session that would make a cookie over 4096 bytes is a 500,
+    logged: it is never dropped silently. Raises ``ConfigurationError`` for missing or short
+    keys, or without the ``cryptography`` package."""
+
+    def __init__(
+        self,
+        secret_keys: Sequence[bytes | str],
+        *,
+        cookie_name: str = "session",
+        max_age: int | datetime.timedelta = datetime.timedelta(days=14),
+        same_site: SameSite = SameSite.LAX,
+        path: str = "/",
+        secure: bool | None = None,
+    ) -> None:
+        self._sealer = Sealer(secret_keys, cookie_name)
+        self.cookie_name = cookie_name
+        seconds = max_age.total_seconds() if isinstance(max_age, datetime.timedelta) else max_age
+        self.max_age = int(seconds)
+        self.same_site = same_site
+        self.path = path
+        self.secure = secure
+        Cookie(cookie_name, "x").path(path).same_site(same_site)  # validates them now
+
+    async def __call__(self, request: Request, next: Next) -> Response:
+        opened = self._sealer.open(request.cookie(self.cookie_name))
+        had_cookie = request.cookie(self.cookie_name) is not None
+        if opened is None:
+            session = Session()
+        else:
+            session = Session(opened.data, opened.session_id)
+            session.modified = opened.old_key  # sealed with an older key: seal it again
+        request.extensions.insert(session)
+        response = await next(request)
+        if not session.modified and not (had_cookie and opened is None):
+            return response
+        if not session:  # emptied, or a cookie that did not open: remove it
+            if had_cookie:
+                response.add_cookie(Cookie.removal(self.cookie_name, self.path))
+            return response
+        value = self._sealer.seal(session.id, session.to_dict(), self.max_age)
+        if len(self.cookie_name) + 1 + len(value) > MAX_COOKIE_SIZE:
+            size = len(self.cookie_name) + 1 + len(value)
+            _log.error(
+                "session cookie %r would be %d bytes, over %d: the session holds too much",
+                self.cookie_name,
+                size,
+                MAX_COOKIE_SIZE,
+            )
+            return Response.from_error(InternalServerError("the session is too large"))
+        cookie = Cookie(self.cookie_name, value).http_only().path(self.path)
+        cookie.same_site(self.same_site).max_age(self.max_age)
+        secure = request.scheme == "https" if self.secure is None else self.secure
+        if secure:
+            cookie.secure()
+        response.add_cookie(cookie)
+        return response
