@@ -212,3 +212,12 @@ async def test_over_http2_a_file_and_its_ranges_stream_with_flow_control(files: 
         assert whole.http_version == "HTTP/2" and whole.content == big
         ranged = await client.get("/big", headers={"range": "bytes=1-2,70000-70009"})
         assert ranged.status_code == 206 and big[70000:70010] in ranged.content
+
+
+async def test_a_download_without_a_filename_is_named_after_the_file(files: Path) -> None:
+    async def plain_download() -> Response:
+        return Response.file(files / "data.bin", download=True)
+
+    async with TestClient(Router().get("/d", plain_download)) as client:
+        response = await client.get("/d")
+    assert response.headers["content-disposition"] == 'attachment; filename="data.bin"'

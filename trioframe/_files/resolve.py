@@ -81,7 +81,9 @@ def _answer(
         (b"accept-ranges", b"bytes"),
         *tags,
     ]
-    disposition = content_disposition(response.filename, download=response.download)
+    disposition = content_disposition(
+        response.filename or (name if response.download else None), download=response.download
+    )
     if disposition is not None:
         headers.append((b"content-disposition", disposition.encode("latin-1")))
     wanted = None
