@@ -32,6 +32,7 @@ BENCH_SCRIPTS = [
     "extract",
     "multipart_memory",
     "memory",
+    "files",
 ]
 #: How many times its default example count each fuzz target runs under ``nox -s fuzz``.
 FUZZ_SCALE = "8"
