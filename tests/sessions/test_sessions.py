@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -230,3 +231,9 @@ async def test_json_values_only() -> None:
     router = Router().get("/bad", bad).middleware(SessionMiddleware([KEY]))
     async with TestClient(router) as client:
         assert (await client.get("/bad")).status_code == 500
+
+
+def test_without_cryptography_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "cryptography.hazmat.primitives.ciphers.aead", None)
+    with pytest.raises(ConfigurationError, match=r"pip install 'trioframe\[sessions\]'"):
+        SessionMiddleware([KEY])
