@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import AsyncIterator
@@ -221,3 +222,25 @@ async def test_a_download_without_a_filename_is_named_after_the_file(files: Path
     async with TestClient(Router().get("/d", plain_download)) as client:
         response = await client.get("/d")
     assert response.headers["content-disposition"] == 'attachment; filename="data.bin"'
+
+
+def _open_copies(path: Path) -> int:
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            count += os.readlink(f"/proc/self/fd/{fd}") == str(path)
+    return count
+
+
+async def test_answers_that_send_no_file_leave_no_descriptor_open(
+    client: TestClient, files: Path
+) -> None:
+    etag = (await client.get("/f/data.bin")).headers["etag"]
+    for headers, status in [
+        ({"if-none-match": etag}, 304),
+        ({"if-match": '"x"'}, 412),
+        ({"range": f"bytes={len(DATA)}-"}, 416),
+    ]:
+        assert (await client.get("/f/data.bin", headers=headers)).status_code == status
+        assert (await client.head("/f/data.bin")).status_code == 200
+    assert _open_copies(files / "data.bin") == 0

@@ -41,6 +41,8 @@ async def resolve_file(response: FileResponse, request: Request) -> Response:
     except BaseException:
         os.close(fd)
         raise
+    if type(answer.body_stream) is not FileBody:  # 304, 412, 416: the file is not sent
+        os.close(fd)  # (closed here only: a descriptor closed twice may be another's by then)
     if coding is not None and answer.status in (200, 206):
         answer.headers.append((b"content-encoding", coding.encode()))
     return answer
@@ -61,6 +63,8 @@ def _open(response: FileResponse) -> tuple[int, os.stat_result, str | None, str]
 def _answer(
     response: FileResponse, request: Request, fd: int, info: os.stat_result, name: str
 ) -> Response:
+    """The answer for the open file ``fd``; the caller closes ``fd`` unless the answer's body
+    is the ``FileBody`` that now owns it."""
     size = info.st_size
     validators = Validators(size, info.st_mtime_ns)
     method = str(request.method)
@@ -71,7 +75,6 @@ def _answer(
         (b"last-modified", validators.last_modified.encode()),
     ]
     if precondition is not None:
-        os.close(fd)
         if precondition == 304:
             return Response(304, b"", [*tags, *kept])
         return Response.from_error(Error(412, "a precondition of the request failed"))
@@ -90,7 +93,6 @@ def _answer(
     if method == "GET" and range_applies(request.headers, validators):
         wanted = parse_range(request.headers.get("range"), size)
     if wanted is UNSATISFIABLE:
-        os.close(fd)
         error = Error(
             416, "the range is not satisfiable", headers={"content-range": f"bytes */{size}"}
         )
