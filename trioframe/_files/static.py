@@ -66,6 +66,7 @@ class StaticFiles:
             if not segment or segment.startswith(".") or "\\" in segment or "\x00" in segment:
                 raise Error.not_found("file")
         accepted = _accepted_codings(request.headers.get("accept-encoding"))
+        # (the path is only a placeholder: ``locate`` chooses the file at resolution time)
         response = FileResponse(self.root, locate=partial(self._locate, segments, accepted))
         response.with_header("x-content-type-options", "nosniff")
         if self.precompressed:

@@ -58,8 +58,9 @@ class SessionMiddleware:
         Cookie(cookie_name, "x").path(path).same_site(same_site)  # validates them now
 
     async def __call__(self, request: Request, next: Next) -> Response:
-        opened = self._sealer.open(request.cookie(self.cookie_name))
-        had_cookie = request.cookie(self.cookie_name) is not None
+        sent = request.cookie(self.cookie_name)
+        opened = self._sealer.open(sent)
+        had_cookie = sent is not None
         if opened is None:
             session = Session()
         else:
@@ -74,8 +75,8 @@ class SessionMiddleware:
                 response.add_cookie(Cookie.removal(self.cookie_name, self.path))
             return response
         value = self._sealer.seal(session.id, session.to_dict(), self.max_age)
-        if len(self.cookie_name) + 1 + len(value) > MAX_COOKIE_SIZE:
-            size = len(self.cookie_name) + 1 + len(value)
+        size = len(self.cookie_name) + 1 + len(value)
+        if size > MAX_COOKIE_SIZE:
             _log.error(
                 "session cookie %r would be %d bytes, over %d: the session holds too much",
                 self.cookie_name,
