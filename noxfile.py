@@ -20,6 +20,7 @@ TEST_DEPS = [
     "websockets>=15",
     "hypothesis>=6.100",
     "pydantic>=2",
+    "playwright>=1.40",  # drives Debian's chromium in tests/examples/test_site_browser.py
 ]
 LINT_DEPS = ["ruff>=0.6"]
 TYPING_DEPS = ["mypy>=1.11", *TEST_DEPS]
