@@ -86,6 +86,21 @@ async def test_stalled_body_gets_408_after_body_timeout(
         assert trio.current_time() - start == 4.0
 
 
+async def test_the_408_to_a_head_request_has_no_body(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # A HEAD may carry a body; when it stalls, the server's own 408 is still an answer to a
+    # HEAD: the head says the error body's length, and no body follows (found by the fuzzer).
+    router = Router().head("/echo", echo)
+    async with raw_server(router, ServerConfig(body_timeout=4.0)) as (server, nursery):
+        conn = connect(server, nursery)
+        await conn.send(b"HEAD /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc")
+        raw = await conn.read_until_closed()
+        assert status_of(raw) == 408
+        head, _, body = raw.partition(b"\r\n\r\n")
+        assert b"content-length: 75" in head.lower() and body == b""
+
+
 async def test_body_timeout_is_between_reads_not_for_the_whole_body(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

@@ -273,11 +273,14 @@ def _as_protocol_error(exc: h11.RemoteProtocolError) -> ProtocolError:
     return ProtocolError(status, "malformed request")
 
 
-def render_simple_response(status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> bytes:
+def render_simple_response(
+    status: int, headers: list[tuple[bytes, bytes]], body: bytes, *, send_body: bool = True
+) -> bytes:
     """A complete ``Connection: close`` response, serialized without h11: for answers to
     requests h11 never accepted (a broken head, a timeout). The reason phrase comes from a
-    fixed table, never from the peer."""
+    fixed table, never from the peer. ``send_body=False`` (the answer to a ``HEAD``): the
+    head says the body's length, the body is left out."""
     lines = [b"HTTP/1.1 %d %s" % (status, reason_phrase(status).encode("ascii"))]
     lines += [name + b": " + value for name, value in headers]
     lines += [b"content-length: %d" % len(body), b"connection: close", b"", b""]
-    return b"\r\n".join(lines) + body
+    return b"\r\n".join(lines) + (body if send_body else b"")

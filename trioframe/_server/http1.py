@@ -266,13 +266,17 @@ class HTTP1Connection:
             idle_timeout = config.keep_alive_timeout
 
     # -- writing --------------------------------------------------------------------------------
-    async def send_error(self, status: int, message: str) -> None:
+    async def send_error(self, status: int, message: str, *, send_body: bool = True) -> None:
         """Answer outside h11's state machine (it may never have seen a request, or be in its
-        error state) with the standard error body and ``Connection: close``; bounded by
-        ``send_timeout``. The connection ends after it."""
+        error state) with the standard error body (only its length for a ``HEAD``:
+        ``send_body=False``) and ``Connection: close``; bounded by ``send_timeout``. The
+        connection ends after it."""
         self.must_close = True
         data = render_simple_response(
-            status, [_JSON, (b"date", http_date())], error_body(status, message)
+            status,
+            [_JSON, (b"date", http_date())],
+            error_body(status, message),
+            send_body=send_body,
         )
         with trio.move_on_after(self.config.send_timeout):
             try:

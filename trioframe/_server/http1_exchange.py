@@ -140,7 +140,7 @@ class HTTP1Exchange(Exchange):
 
     async def send_error(self, status: int, message: str) -> None:
         self.connection.linger = True
-        await self.connection.send_error(status, message)
+        await self.connection.send_error(status, message, send_body=self.head.method != b"HEAD")
 
     def _closing(self, headers: list[Header]) -> list[Header]:
         """``headers``, with ``Connection: close`` when the connection ends after them: an
