@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import pytest
 
-from trioframe import ConfigurationError, Response, Router, ServerConfig
+from trioframe import ConfigurationError, Response, Router, Server, ServerConfig
 from trioframe._server.tls import TLSFiles
 from trioframe.testing import TestClient
 
@@ -55,7 +55,6 @@ def test_config_is_frozen_and_validated() -> None:
 @pytest.mark.parametrize(
     "config",
     [
-        ServerConfig(workers=2),
         ServerConfig(trusted_proxies=["10.0.0.1"]),
     ],
 )
@@ -63,6 +62,12 @@ async def test_options_not_built_yet_fail_at_startup(config: ServerConfig) -> No
     with pytest.raises(ConfigurationError, match="not available in this version yet"):
         async with TestClient(Router().get("/", ok), config):
             pass
+
+
+async def test_serve_refuses_workers_which_need_processes() -> None:
+    server = Server(Router().get("/", ok), ("127.0.0.1", 0), ServerConfig(workers=2))
+    with pytest.raises(ConfigurationError, match=r"workers > 1 needs worker processes"):
+        await server.serve()
 
 
 async def test_tls_files_that_cannot_be_loaded_fail_at_startup(tmp_path: pathlib.Path) -> None:

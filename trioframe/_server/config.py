@@ -17,6 +17,8 @@ from .tls import SelfSigned, TLSFiles
 
 #: the values ``ServerConfig.http1_parser`` takes
 HTTP1_PARSERS = ("auto", "h11", "llhttp")
+#: the values ``ServerConfig.proxy_headers`` takes
+PROXY_HEADERS = ("x-forwarded", "forwarded")
 
 __all__ = ["ServerConfig"]
 
@@ -138,8 +140,34 @@ class ServerConfig:
     #: The HTTP/1.1 parser: ``"h11"``, ``"llhttp"`` (the ``speedups`` extra) or ``"auto"``
     #: (llhttp when the extra is installed, else h11); both are held to the same strictness.
     http1_parser: str = attrs.field(default="auto", validator=attrs.validators.in_(HTTP1_PARSERS))
+    #: Worker processes serving the same port (above 1: a supervisor process starts them;
+    #: see docs/deployment.md).
     workers: int = attrs.field(default=1, validator=_positive)
+    #: A worker is replaced after serving about this many requests (``None``: never), each
+    #: worker's figure lowered by a random part of ``max_requests_jitter`` so that workers
+    #: are not all replaced at once. Needs ``workers`` above 1.
+    max_requests_per_worker: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_positive)
+    )
+    max_requests_jitter: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    #: With workers on Linux: one ``SO_REUSEPORT`` socket per worker, so the kernel spreads
+    #: connections evenly (False: one socket all workers accept from).
+    reuse_port: bool = True
+    #: A worker whose trio loop has not answered the supervisor's heartbeat for this long is
+    #: killed and replaced.
+    worker_heartbeat_timeout: float = attrs.field(default=30.0, validator=_positive)
+    #: Addresses, CIDR networks or ``"unix"``: peers whose forwarding headers (and PROXY
+    #: protocol header) are believed. See docs/deployment.md, Proxies.
     trusted_proxies: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    #: Which forwarding headers trusted proxies send: ``"x-forwarded"`` (``X-Forwarded-For``,
+    #: ``-Proto``, ``-Host``) or ``"forwarded"`` (RFC 7239 ``Forwarded``). Only one family
+    #: is read: a proxy that sets one usually passes the client's own copy of the other on.
+    proxy_headers: str = attrs.field(
+        default="x-forwarded", validator=attrs.validators.in_(PROXY_HEADERS)
+    )
+    #: Expect a PROXY protocol header (v1 or v2) at the start of every connection from a
+    #: trusted proxy; its source address becomes ``request.client``.
+    proxy_protocol: bool = False
 
     def with_http2(self, enabled: bool = True) -> ServerConfig:
         """A copy with HTTP/2 on or off."""
@@ -293,3 +321,19 @@ class ServerConfig:
     def with_trusted_proxies(self, value: Iterable[str]) -> ServerConfig:
         """A copy with ``trusted_proxies`` set."""
         return attrs.evolve(self, trusted_proxies=value)
+
+    def with_proxy_headers(self, value: str) -> ServerConfig:
+        """A copy with ``proxy_headers`` set."""
+        return attrs.evolve(self, proxy_headers=value)
+
+    def with_proxy_protocol(self, enabled: bool = True) -> ServerConfig:
+        """A copy with ``proxy_protocol`` set."""
+        return attrs.evolve(self, proxy_protocol=enabled)
+
+    def with_max_requests_per_worker(self, value: int | None, jitter: int = 0) -> ServerConfig:
+        """A copy with ``max_requests_per_worker`` and ``max_requests_jitter`` set."""
+        return attrs.evolve(self, max_requests_per_worker=value, max_requests_jitter=jitter)
+
+    def with_worker_heartbeat_timeout(self, value: float) -> ServerConfig:
+        """A copy with ``worker_heartbeat_timeout`` set."""
+        return attrs.evolve(self, worker_heartbeat_timeout=value)

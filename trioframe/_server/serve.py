@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import socket
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import trio
@@ -95,10 +96,17 @@ class Server:
 
     # -- serving ------------------------------------------------------------------------------
     async def serve(
-        self, *, task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED
+        self,
+        *,
+        sockets: Sequence[socket.socket] | None = None,
+        task_status: trio.TaskStatus[list[tuple[str, int]]] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Bind, report the bound ``(host, port)`` addresses to ``task_status``, and serve
         until cancelled or shut down.
+
+        ``sockets``: serve on these bound, listening TCP sockets instead of binding the
+        server's address (sockets handed over by a process manager, such as systemd's socket
+        activation or trioframe's own worker supervisor). They are closed when serving ends.
 
         The router's lifespans are entered after binding and before the first connection is
         accepted (so ``await nursery.start(server.serve)`` returns with their state ready),
@@ -110,12 +118,20 @@ class Server:
         after a graceful shutdown. Installs no signal handlers. Cancelling it closes every
         connection at once (no grace period); the lifespans then exit under that
         cancellation."""
+        if self.config.workers > 1:
+            raise ConfigurationError(
+                "workers > 1 needs worker processes: use Server.run() or the command line "
+                "(serve() runs in the calling process)"
+            )
         state = self._prepare()
         state.renew_shutdown()
         self._shutdown_requested = trio.Event()
         if self._pending_shutdown:
             self._shutdown_requested.set()
-        listeners = await trio.open_tcp_listeners(self.port, host=self.host)
+        if sockets is None:
+            listeners = await trio.open_tcp_listeners(self.port, host=self.host)
+        else:
+            listeners = [trio.SocketListener(trio.socket.from_stdlib_socket(s)) for s in sockets]
         lifecycle = self._lifecycle = Lifecycle(state.app.lifespans)
         try:
             addresses = [_sockname(listener) for listener in listeners]
@@ -218,6 +234,13 @@ class Server:
         (``SystemExit(3)``). When the program has configured no logging, trioframe's own
         lines (``trioframe serving on http://...``, shutdown) go to stderr."""
         _log_to_stderr_if_unconfigured()
+        if self.config.workers > 1:
+            from .._workers import run_workers, target_of
+
+            status = run_workers(target_of(self.router), self.host, self.port, self.config)
+            if status:
+                raise SystemExit(status)
+            return
         try:
             trio.run(self._run_until_signal)
         except Exception as error:
@@ -301,7 +324,6 @@ def _refuse_unbuilt_features(config: ServerConfig) -> None:
     """Options accepted by ``ServerConfig`` whose implementation has not landed yet fail
     loudly at startup instead of being silently ignored."""
     unbuilt = {
-        "workers > 1": config.workers > 1,
         "trusted_proxies": bool(config.trusted_proxies),
     }
     asked = [name for name, wanted in unbuilt.items() if wanted]

@@ -18,6 +18,7 @@ import logging
 import os
 import ssl
 import tempfile
+from typing import Any
 
 import attrs
 import trio
@@ -30,6 +31,7 @@ __all__ = [
     "TLSFiles",
     "handshake",
     "memory_tls_contexts",
+    "self_signed_files",
     "server_context",
     "tls_info",
 ]
@@ -85,14 +87,40 @@ def server_context(
 
 
 def _self_signed(context: ssl.SSLContext, hosts: tuple[str, ...]) -> None:
+    authority = _development_ca()
+    authority.issue_cert(*hosts).configure_cert(context)
+    _announce_ca(authority, hosts)
+
+
+def self_signed_files(hosts: tuple[str, ...]) -> tuple[str, str]:
+    """A development certificate for ``hosts`` written to files (chain, key) that several
+    processes can load: the worker fleet shares one certificate."""
+    authority = _development_ca()
+    certificate = authority.issue_cert(*hosts)
+    paths = []
+    for blob, suffix in (
+        (b"".join(pem.bytes() for pem in certificate.cert_chain_pems), "-chain.pem"),
+        (certificate.private_key_pem.bytes(), "-key.pem"),
+    ):
+        fd, path = tempfile.mkstemp(prefix="trioframe-dev", suffix=suffix)
+        with os.fdopen(fd, "wb") as file:
+            file.write(blob)
+        paths.append(path)
+    _announce_ca(authority, hosts)
+    return paths[0], paths[1]
+
+
+def _development_ca() -> Any:
     try:
         import trustme
     except ImportError:
         raise ConfigurationError(
             "a self-signed certificate needs trustme: pip install 'trioframe[self-signed]'"
         ) from None
-    authority = trustme.CA(organization_name="trioframe development CA")
-    authority.issue_cert(*hosts).configure_cert(context)
+    return trustme.CA(organization_name="trioframe development CA")
+
+
+def _announce_ca(authority: Any, hosts: tuple[str, ...]) -> None:
     fd, path = tempfile.mkstemp(prefix="trioframe-dev-ca-", suffix=".pem")
     with os.fdopen(fd, "wb") as file:
         file.write(authority.cert_pem.bytes())

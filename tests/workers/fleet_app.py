@@ -1,0 +1,53 @@
+"""The application the worker-fleet tests run: ``python fleet_app.py`` serves it with the
+settings in ``FLEET_*`` environment variables (workers, heartbeat timeout, request budget, a
+lifespan that fails)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import trio
+
+from trioframe import Request, Router, Server, ServerConfig
+
+
+async def pid() -> str:
+    return str(os.getpid())
+
+
+async def slow(request: Request) -> str:
+    await trio.sleep(float(request.query("seconds") or 1))
+    return f"slept {os.getpid()}"
+
+
+async def block() -> str:
+    time.sleep(3600)  # noqa: ASYNC251 (blocks its event loop on purpose: the heartbeat catches it)
+    return "never"
+
+
+@asynccontextmanager
+async def failing_lifespan() -> AsyncIterator[None]:
+    if os.environ.get("FLEET_FAIL") == "1":
+        raise ConnectionError("the database is unreachable")
+    yield
+
+
+router = Router().get("/", pid).get("/slow", slow).get("/block", block).lifespan(failing_lifespan)
+
+
+def config() -> ServerConfig:
+    budget = os.environ.get("FLEET_MAX_REQUESTS")
+    return ServerConfig(
+        workers=int(os.environ.get("FLEET_WORKERS", "2")),
+        worker_heartbeat_timeout=float(os.environ.get("FLEET_HEARTBEAT", "30")),
+        max_requests_per_worker=int(budget) if budget else None,
+        shutdown_timeout=5.0,
+        reuse_port=os.environ.get("FLEET_REUSE_PORT", "1") == "1",
+    )
+
+
+if __name__ == "__main__":
+    Server(router, ("127.0.0.1", 0), config()).run()

@@ -1,0 +1,186 @@
+"""The worker supervisor, as a user runs it: ``python fleet_app.py`` whose ``Server.run()``
+has ``workers=2``, driven by signals and real HTTP clients over loopback. Each test is bounded
+in time; the fleet binds 127.0.0.1 port 0 and its serving line says the port."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+import trio
+
+pytestmark = pytest.mark.loopback
+
+APP = Path(__file__).with_name("fleet_app.py")
+SERVING = re.compile(rb"trioframe serving on http://127\.0\.0\.1:(\d+) \((\d+) workers\)")
+
+
+class Fleet:
+    def __init__(self, process: trio.Process) -> None:
+        self.process = process
+        self.log = b""
+        self.url = ""
+
+    async def read_log_until(self, pattern: bytes) -> re.Match[bytes]:
+        """Read the fleet's stderr until ``pattern`` shows (the caller bounds the time)."""
+        assert self.process.stderr is not None
+        while (found := re.search(pattern, self.log)) is None:
+            chunk = await self.process.stderr.receive_some()
+            assert chunk, f"the fleet's stderr ended:\n{self.log.decode()}"
+            self.log += chunk
+        return found
+
+    async def pids(self, count: int) -> set[str]:
+        """The worker pids that answer ``count`` requests, each on a new connection."""
+        seen = set()
+        for _ in range(count):
+            async with httpx.AsyncClient() as client:
+                seen.add((await client.get(self.url + "/")).text)
+        return seen
+
+    async def finish(self) -> int:
+        """Wait for the exit status, collecting the rest of the log."""
+        assert self.process.stderr is not None
+        async for chunk in self.process.stderr:
+            self.log += chunk
+        return await self.process.wait()
+
+
+@asynccontextmanager
+async def fleet(**settings: str) -> AsyncIterator[Fleet]:
+    environment = {**os.environ, **{f"FLEET_{k.upper()}": v for k, v in settings.items()}}
+    process = await trio.lowlevel.open_process(
+        [sys.executable, str(APP)], stderr=subprocess.PIPE, env=environment
+    )
+    running = Fleet(process)
+    try:
+        if settings.get("fail") != "1":
+            with trio.fail_after(20):
+                found = await running.read_log_until(SERVING.pattern)
+            running.url = f"http://127.0.0.1:{int(found[1])}"
+        yield running
+    finally:
+        if process.returncode is None:
+            process.kill()  # the supervisor: its workers see their pipe break and leave
+            await process.wait()
+
+
+async def test_two_workers_serve_and_sigterm_drains_them() -> None:
+    async with fleet() as running:
+        assert b"(2 workers)" in running.log
+        assert len(await running.pids(40)) == 2  # both take connections
+        async with trio.open_nursery() as nursery:
+            answer: list[str] = []
+
+            async def slow_request() -> None:
+                async with httpx.AsyncClient() as client:
+                    answer.append((await client.get(running.url + "/slow?seconds=1.5")).text)
+
+            nursery.start_soon(slow_request)
+            await trio.sleep(0.5)  # the request is in flight
+            running.process.send_signal(signal.SIGTERM)
+        with trio.fail_after(15):
+            assert await running.finish() == 0
+    assert answer and answer[0].startswith("slept")  # drained, not cut off
+    assert b"all workers have stopped" in running.log
+    assert b"Traceback" not in running.log
+
+
+async def test_a_killed_worker_is_started_again() -> None:
+    async with fleet() as running:
+        before = await running.pids(40)
+        victim = int(sorted(before)[0])
+        os.kill(victim, signal.SIGKILL)
+        with trio.fail_after(15):
+            await running.read_log_until(rb"worker \d \(pid %d\) exited with status -9" % victim)
+            after: set[str] = set()
+            while len(after) < 2:  # the replacement serves too
+                after = await running.pids(20)
+                await trio.sleep(0.2)
+        assert str(victim) not in after
+        running.process.send_signal(signal.SIGINT)
+        with trio.fail_after(15):
+            assert await running.finish() == 0
+
+
+@pytest.mark.parametrize("reuse_port", ["1", "0"], ids=["reuse-port", "shared-socket"])
+async def test_sighup_restarts_every_worker_without_refusing_a_connection(reuse_port: str) -> None:
+    async with fleet(reuse_port=reuse_port) as running:
+        before = await running.pids(40)
+        failures: list[BaseException] = []
+        answered: list[str] = []
+        stop = trio.Event()
+
+        async def client_loop() -> None:
+            while not stop.is_set():
+                try:  # a new connection each time: an accept queue closing would show
+                    async with httpx.AsyncClient() as client:
+                        answered.append((await client.get(running.url + "/")).text)
+                except httpx.HTTPError as error:
+                    failures.append(error)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(client_loop)
+            nursery.start_soon(client_loop)
+            await trio.sleep(0.3)
+            running.process.send_signal(signal.SIGHUP)
+            with trio.fail_after(30):
+                await running.read_log_until(rb"rolling restart done")
+            await trio.sleep(0.5)
+            stop.set()
+        assert failures == []
+        after = await running.pids(40)
+        assert len(after) == 2 and not after & before  # every worker is new
+        assert len(answered) > 20
+        running.process.send_signal(signal.SIGTERM)
+        with trio.fail_after(15):
+            assert await running.finish() == 0
+
+
+async def test_a_worker_that_fails_to_start_stops_the_fleet_with_status_3() -> None:
+    async with fleet(fail="1") as running:
+        with trio.fail_after(20):
+            status = await running.finish()
+    assert status == 3
+    assert (
+        b"startup failed in worker" in running.log
+        and b"failing_lifespan raised ConnectionError: the database is unreachable" in running.log
+    )
+    assert b"serving on" not in running.log
+
+
+async def test_a_worker_whose_loop_is_blocked_is_replaced() -> None:
+    async with fleet(heartbeat="2") as running:
+        async with httpx.AsyncClient(timeout=0.5) as client:
+            with pytest.raises(httpx.TimeoutException):
+                await client.get(running.url + "/block")
+        with trio.fail_after(15):
+            await running.read_log_until(rb"no heartbeat for 2 s \(its event loop is blocked\)")
+            await running.read_log_until(rb"stopped answering heartbeats and was killed")
+            while len(await running.pids(20)) < 2:  # noqa: ASYNC110 (the replacement serves)
+                await trio.sleep(0.2)
+        running.process.send_signal(signal.SIGTERM)
+        with trio.fail_after(15):
+            assert await running.finish() == 0
+
+
+async def test_workers_are_recycled_after_their_request_budget() -> None:
+    async with fleet(max_requests="5") as running:
+        with trio.fail_after(30):
+            seen = set()
+            for _ in range(6):  # every answer is a success while workers are replaced
+                seen |= await running.pids(10)
+                await trio.sleep(0.3)
+        assert len(seen) > 2  # replacements answered too
+        running.process.send_signal(signal.SIGTERM)
+        with trio.fail_after(15):
+            assert await running.finish() == 0
+        assert b"served its requests: replacing it" in running.log

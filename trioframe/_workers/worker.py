@@ -1,0 +1,138 @@
+"""A worker process: ``python -m trioframe._workers.worker``, started by the supervisor.
+
+It reads its ``WorkerSpec`` (pickled, on stdin), imports the router, and serves it on the
+inherited sockets in its own trio run. It talks to the supervisor over a pipe, one line per
+message: ``ready`` once serving (lifespans entered), ``beat`` every second from a task of its
+trio loop (a loop blocked by a handler stops beating, and the supervisor replaces the worker),
+``retire`` once it has served its share of requests, ``failed <reason>`` when startup fails.
+SIGTERM (or SIGINT) shuts it down gracefully. If the supervisor goes away (the pipe breaks),
+the worker shuts down gracefully too.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import pickle
+import socket
+import sys
+
+import attrs
+import trio
+
+from .._errors import ConfigurationError
+from .._server.serve import Server
+from .spec import BEAT_INTERVAL, WorkerSpec, log_format
+from .target import import_router
+
+log = logging.getLogger("trioframe")
+
+
+class _NoServingLine(logging.Filter):
+    """The supervisor logs one serving line for the fleet; a worker's own is left out."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("trioframe serving on")
+
+
+class _Worker:
+    def __init__(self, spec: WorkerSpec, server: Server) -> None:
+        self.spec = spec
+        self.server = server
+        self.channel = trio.lowlevel.FdStream(os.dup(spec.channel_fd))
+        self.served = 0
+        self.retire = trio.Event()
+        self.sending = trio.Lock()  # the heartbeat and the other messages share the pipe
+
+    async def say(self, message: bytes) -> None:
+        """Send one line to the supervisor; a broken pipe means it is gone: shut down."""
+        try:
+            async with self.sending:
+                await self.channel.send_all(message + b"\n")
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            log.warning("the supervisor is gone: shutting down")
+            self.server.shutdown()
+
+    async def beat(self) -> None:
+        while True:
+            await self.say(b"beat")
+            await trio.sleep(BEAT_INTERVAL)
+
+    async def ask_to_retire(self) -> None:
+        await self.retire.wait()
+        await self.say(b"retire")
+
+    def count_requests(self) -> None:
+        """Wrap the app's entry point to count requests (only with a request budget)."""
+        budget = self.spec.max_requests
+        if budget is None:
+            return
+        app = self.server._prepare().app
+        handle = app.handle
+
+        async def counted(request: object) -> object:
+            self.served += 1
+            if self.served == budget:
+                self.retire.set()
+            return await handle(request)  # type: ignore[arg-type]
+
+        app.handle = counted  # type: ignore[assignment, method-assign]
+
+    async def run(self, sockets: list[socket.socket]) -> None:
+        server = self.server
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server._watch_signals, nursery.cancel_scope)
+            nursery.start_soon(self.beat)
+
+            async def serve(task_status: trio.TaskStatus[object]) -> None:
+                await server.serve(sockets=sockets, task_status=task_status)
+                nursery.cancel_scope.cancel()
+
+            try:
+                await nursery.start(serve)
+            except Exception as error:
+                await self.say(b"failed " + _reason(server, error).encode("utf-8", "replace"))
+                raise
+            await self.say(b"ready")
+            nursery.start_soon(self.ask_to_retire)
+
+
+def _reason(server: Server, error: BaseException) -> str:
+    """One line saying why startup failed."""
+    lifecycle = server._lifecycle
+    if lifecycle is not None and lifecycle.failed is not None:
+        return f"the lifespan {lifecycle.failed.name} raised {type(error).__name__}: {error}"
+    return f"{type(error).__name__}: {error}"
+
+
+def main() -> int:
+    """Run one worker; the exit status is 0 after a graceful shutdown, 3 when startup
+    failed."""
+    spec: WorkerSpec = pickle.load(sys.stdin.buffer)
+    logging.basicConfig(level=spec.log_level, format=log_format())
+    log.addFilter(_NoServingLine())
+    sockets = [socket.socket(fileno=fd) for fd in spec.socket_fds]
+    config = attrs.evolve(spec.config, workers=1)
+    try:
+        router = import_router(spec.target)
+        server = Server(router, (spec.host, spec.port), config)
+        worker = _Worker(spec, server)
+        worker.count_requests()
+    except Exception as error:
+        reason = f"cannot load {spec.target}: {type(error).__name__}: {error}"
+        if isinstance(error, ConfigurationError):
+            reason = str(error)
+        with os.fdopen(spec.channel_fd, "wb", buffering=0) as channel:
+            channel.write(b"failed " + reason.encode("utf-8", "replace") + b"\n")
+        return 3
+    try:
+        trio.run(functools.partial(worker.run, sockets))
+    except BaseException:  # reported to the supervisor already (failed ...)
+        log.debug("worker startup failed", exc_info=True)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
