@@ -19,7 +19,8 @@ The token ``POST /login`` returns also works as the bearer token. The one accoun
 demo user, ``ada`` with password ``lovelace``; the API key is ``demo-api-key``. A real
 application keeps password hashes and sessions in a database, not in memory.
 
-Run it with ``python examples/auth.py`` (serves on 127.0.0.1:3000), then for example::
+Run it with ``python examples/auth.py`` (serves on 127.0.0.1:3000; the ``PORT``
+environment variable picks another port), then for example::
 
     curl -i -X POST localhost:3000/login -d username=ada -d password=lovelace
     curl -H 'authorization: Bearer <token from the answer>' localhost:3000/bearer/me
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import os
 import secrets
 
 import attrs
@@ -231,4 +233,4 @@ router = (
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    Server(router, "127.0.0.1:3000").run()
+    Server(router, ("127.0.0.1", int(os.environ.get("PORT", "3000")))).run()

@@ -1,4 +1,5 @@
-"""Chat rooms over WebSocket: ``python examples/chat.py`` serves on 127.0.0.1:3000.
+"""Chat rooms over WebSocket: ``python examples/chat.py`` serves on 127.0.0.1:3000
+(the ``PORT`` environment variable picks another port).
 
 WebSocket support needs the ``websocket`` extra: ``pip install 'trioframe[websocket]'``.
 
@@ -33,6 +34,7 @@ How it is built:
 from __future__ import annotations
 
 import logging
+import os
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -273,7 +275,7 @@ async def main() -> None:
     # The rooms' nursery outlives the server: the block ends after ``serve()`` has returned,
     # when every connection is closed and every member has left.
     async with open_chat_rooms() as rooms, trio.open_nursery() as nursery:
-        server = Server(build_router(rooms), "127.0.0.1:3000")
+        server = Server(build_router(rooms), ("127.0.0.1", int(os.environ.get("PORT", "3000"))))
         # ``serve()`` installs no signal handlers (``Server.run()`` does): we watch for them.
         await nursery.start(shut_down_on_signal, server)
         await server.serve()

@@ -1,4 +1,5 @@
-"""The smallest trioframe app: ``python examples/hello.py`` serves on 127.0.0.1:3000.
+"""The smallest trioframe app: ``python examples/hello.py`` serves on 127.0.0.1:3000
+(the ``PORT`` environment variable picks another port).
 
 Try ``curl http://127.0.0.1:3000/`` and ``curl http://127.0.0.1:3000/users/1``.
 """
@@ -6,6 +7,7 @@ Try ``curl http://127.0.0.1:3000/`` and ``curl http://127.0.0.1:3000/users/1``.
 from __future__ import annotations
 
 import logging
+import os
 
 from trioframe import Error, Path, Response, Router, Server
 
@@ -24,4 +26,4 @@ router = Router().get("/", hello).get("/users/{user_id}", get_user)
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    Server(router, "127.0.0.1:3000").run()
+    Server(router, ("127.0.0.1", int(os.environ.get("PORT", "3000")))).run()

@@ -18,7 +18,8 @@ What it shows:
   (``Error.method_not_allowed``). Methods registered on neither path (DELETE, ...) get the
   router's built-in 405.
 
-Run it with ``python examples/limits.py`` (serves on 127.0.0.1:3000), then for example::
+Run it with ``python examples/limits.py`` (serves on 127.0.0.1:3000; the ``PORT``
+environment variable picks another port), then for example::
 
     head -c 1000 /dev/zero | curl --data-binary @- localhost:3000/upload
     head -c 6000000 /dev/zero | curl --data-binary @- localhost:3000/upload    # 413
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 
 import attrs
 
@@ -107,4 +109,4 @@ router = (
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    Server(router, "127.0.0.1:3000").run()
+    Server(router, ("127.0.0.1", int(os.environ.get("PORT", "3000")))).run()

@@ -1,7 +1,8 @@
 """Middleware: a custom timing layer, bearer authentication that hands the user to handlers
 as an extension, access logging and CORS.
 
-Run ``python examples/middleware.py`` (serves on 127.0.0.1:3000), then::
+Run ``python examples/middleware.py`` (serves on 127.0.0.1:3000; the ``PORT``
+environment variable picks another port), then::
 
     curl -i http://127.0.0.1:3000/public
     curl -i -H 'Authorization: Bearer secret-token' http://127.0.0.1:3000/api/me
@@ -10,6 +11,7 @@ Run ``python examples/middleware.py`` (serves on 127.0.0.1:3000), then::
 from __future__ import annotations
 
 import logging
+import os
 
 import attrs
 import trio
@@ -81,4 +83,4 @@ router = (
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    Server(router, "127.0.0.1:3000").run()
+    Server(router, ("127.0.0.1", int(os.environ.get("PORT", "3000")))).run()

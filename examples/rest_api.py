@@ -20,7 +20,8 @@ Routes::
     PATCH  /items/{item_id}                                      change the fields given
     DELETE /items/{item_id}                                      delete
 
-Run it with ``python examples/rest_api.py`` (serves on 127.0.0.1:3000), then for example::
+Run it with ``python examples/rest_api.py`` (serves on 127.0.0.1:3000; the ``PORT``
+environment variable picks another port), then for example::
 
     curl -i -X POST localhost:3000/items -H 'content-type: application/json' \\
          -d '{"name": "Widget", "price": 9.5}'
@@ -30,6 +31,7 @@ Run it with ``python examples/rest_api.py`` (serves on 127.0.0.1:3000), then for
 from __future__ import annotations
 
 import logging
+import os
 
 import attrs
 
@@ -204,4 +206,4 @@ router = (
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    Server(router, "127.0.0.1:3000").run()
+    Server(router, ("127.0.0.1", int(os.environ.get("PORT", "3000")))).run()

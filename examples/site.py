@@ -17,7 +17,8 @@ What it shows:
 
 The one account is a fixed demo user, ``ada`` with password ``lovelace``.
 
-Run it with ``python examples/site.py`` (serves on 127.0.0.1:3000) and open
+Run it with ``python examples/site.py`` (serves on 127.0.0.1:3000; the ``PORT``
+environment variable picks another port) and open
 http://127.0.0.1:3000/ in a browser.
 """
 
@@ -104,4 +105,4 @@ router = (
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    Server(router, "127.0.0.1:3000").run()
+    Server(router, ("127.0.0.1", int(os.environ.get("PORT", "3000")))).run()

@@ -19,7 +19,8 @@ Routes (every one needs ``Authorization: Bearer <name>``; each user sees their o
     PATCH  /todos/{todo_id}                         change {"title"?, "due"?, "priority"?, "done"?}
     DELETE /todos/{todo_id}                         delete
 
-Run it with ``python examples/todo_api.py`` (serves on 127.0.0.1:3000), then for example::
+Run it with ``python examples/todo_api.py`` (serves on 127.0.0.1:3000; the ``PORT``
+environment variable picks another port), then for example::
 
     curl -s -X POST localhost:3000/todos -H 'authorization: Bearer ada' \\
          -H 'content-type: application/json' -d '{"title": "Write docs", "due": "2026-12-01"}'
@@ -31,6 +32,7 @@ from __future__ import annotations
 import datetime
 import enum
 import logging
+import os
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -264,4 +266,4 @@ router = (
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO)
-    Server(router, "127.0.0.1:3000").run()
+    Server(router, ("127.0.0.1", int(os.environ.get("PORT", "3000")))).run()

@@ -20,7 +20,8 @@ What it shows:
 * The answer is JSON: the upload id, the text fields (name and size in bytes) and the saved
   files (field name, saved file name, type, size).
 
-Run it with ``python examples/upload.py`` (serves on 127.0.0.1:3000), open
+Run it with ``python examples/upload.py`` (serves on 127.0.0.1:3000; the ``PORT``
+environment variable picks another port), open
 http://127.0.0.1:3000/ in a browser, or::
 
     curl -F title=holiday -F 'file=@cat.png;type=image/png' localhost:3000/upload
@@ -140,4 +141,4 @@ router = (
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    Server(router, "127.0.0.1:3000").run()
+    Server(router, ("127.0.0.1", int(os.environ.get("PORT", "3000")))).run()

@@ -16,7 +16,8 @@ each prefix) and shape their payload by version: v1 sends flat items with a floa
 wraps them in ``data`` with a ``meta`` count and a price object in cents. Every answer
 carries an ``api-version`` header saying which version it is.
 
-Run it with ``python examples/versioning.py`` (serves on 127.0.0.1:3000), then for example::
+Run it with ``python examples/versioning.py`` (serves on 127.0.0.1:3000; the ``PORT``
+environment variable picks another port), then for example::
 
     curl localhost:3000/items
     curl localhost:3000/v2/items
@@ -27,6 +28,7 @@ Run it with ``python examples/versioning.py`` (serves on 127.0.0.1:3000), then f
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 import attrs
@@ -111,4 +113,4 @@ for prefix in ("", "/v1", "/v2"):
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    Server(router, "127.0.0.1:3000").run()
+    Server(router, ("127.0.0.1", int(os.environ.get("PORT", "3000")))).run()

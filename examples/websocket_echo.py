@@ -1,4 +1,5 @@
-"""A WebSocket echo server: ``python examples/websocket_echo.py`` serves on 127.0.0.1:3000.
+"""A WebSocket echo server: ``python examples/websocket_echo.py`` serves on 127.0.0.1:3000
+(the ``PORT`` environment variable picks another port).
 
 WebSocket support needs the ``websocket`` extra: ``pip install 'trioframe[websocket]'``.
 
@@ -15,6 +16,7 @@ request to ``/ws`` (``curl -i http://127.0.0.1:3000/ws``) is answered with
 from __future__ import annotations
 
 import logging
+import os
 
 from trioframe import Message, Router, Server, WebSocketConnection
 
@@ -44,4 +46,4 @@ router = Router().websocket("/ws", echo)
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    Server(router, "127.0.0.1:3000").run()
+    Server(router, ("127.0.0.1", int(os.environ.get("PORT", "3000")))).run()

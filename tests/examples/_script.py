@@ -3,7 +3,9 @@ the tests that check the script itself (serving, SIGINT)."""
 
 from __future__ import annotations
 
+import os
 import pathlib
+import re
 import socket
 import subprocess
 import sys
@@ -14,21 +16,18 @@ import trio
 
 __all__ = ["running_example"]
 
-# The address the example asks for, 127.0.0.1:3000, is checked and swapped for a free port, so
-# the test neither depends on port 3000 being free nor leaves connections in TIME_WAIT there.
-# The server's "trioframe serving on" log line, written once it listens, is copied to stdout
-# as READY: the test waits for that line instead of retrying connections.
+# The example takes its port from the PORT environment variable (host 127.0.0.1): the test
+# gives it a free one, so it neither depends on port 3000 being free nor leaves connections in
+# TIME_WAIT there. The server's "trioframe serving on" log line, written once it listens, is
+# copied to stdout after READY: the test waits for that line instead of retrying connections,
+# and checks that it names 127.0.0.1 and the port it gave.
 LAUNCHER = """
-import logging, runpy, sys, trioframe
-real_server = trioframe.Server
-def server(router, addr, *args, **kwargs):
-    assert addr == "127.0.0.1:3000", addr
-    return real_server(router, ("127.0.0.1", int(sys.argv[2])), *args, **kwargs)
-trioframe.Server = server
+import logging, runpy, sys
 class Ready(logging.Handler):
     def emit(self, record):
-        if record.getMessage().startswith("trioframe serving on"):
-            print("READY", flush=True)
+        message = record.getMessage()
+        if message.startswith("trioframe serving on"):
+            print("READY", message, flush=True)
 logging.getLogger("trioframe").addHandler(Ready())
 logging.getLogger("trioframe").setLevel(logging.INFO)
 runpy.run_path(sys.argv[1], run_name="__main__")
@@ -48,17 +47,19 @@ async def running_example(example: pathlib.Path) -> AsyncIterator[tuple[trio.Pro
     caller's deadline); kill it on the way out if it is still running."""
     port = _free_port()
     process = await trio.lowlevel.open_process(
-        [sys.executable, "-c", LAUNCHER, str(example), str(port)],
+        [sys.executable, "-c", LAUNCHER, str(example)],
+        env={**os.environ, "PORT": str(port)},
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
     try:
         assert process.stdout is not None
         output = b""
-        while b"READY\n" not in output:
+        while (ready := re.search(rb"READY ([^\n]*)\n", output)) is None:
             chunk = await process.stdout.receive_some()
             assert chunk, f"the example exited before it listened: {output!r}"
             output += chunk
+        assert ready[1] == f"trioframe serving on http://127.0.0.1:{port}".encode(), ready[1]
         yield process, port
     finally:
         if process.returncode is None:
