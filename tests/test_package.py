@@ -93,7 +93,7 @@ def _import_chain(start: str, forbidden: str) -> list[str] | None:
     return None
 
 
-SANS_IO = ("_http", "_protocol", "_routing", "_extract", "_errors")
+SANS_IO = ("_http", "_protocol", "_routing", "_extract", "_errors", "_proxy")
 
 
 def test_sans_io_layers_never_import_trio_even_indirectly() -> None:

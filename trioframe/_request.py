@@ -180,6 +180,10 @@ class Extensions:
         return f"Extensions({list(self._values.values())!r})"
 
 
+#: ``Request._peer`` until the server sets it (``peer`` is then ``client``).
+_SAME_AS_CLIENT: tuple[str, int] | None = None
+
+
 @attrs.define(eq=False, slots=False)
 class Request:
     """An incoming HTTP request.
@@ -211,6 +215,21 @@ class Request:
     #: The server's graceful-shutdown signal (what the ``Shutdown`` extractor gives);
     #: ``None`` for a request no server is serving.
     shutdown_signal: Shutdown | None = attrs.field(default=None, repr=False)
+
+    # Not a field (a request costs nothing more to build): the address the connection came
+    # from, set by the server only when a trusted proxy named another client; see ``peer``.
+    _peer = _SAME_AS_CLIENT
+
+    @property
+    def peer(self) -> tuple[str, int] | None:
+        """The address the connection came from. The same as ``client``, unless a trusted
+        proxy (``ServerConfig.trusted_proxies``: forwarding headers or a PROXY protocol
+        header) named the client: then ``client`` is that client and ``peer`` the proxy."""
+        return self.client if self._peer is None else self._peer
+
+    @peer.setter
+    def peer(self, address: tuple[str, int] | None) -> None:
+        self._peer = address
 
     # Not a field: the state values of the routers that own the matched route (outermost
     # first), which the app sets once routing is done. A class attribute until then, so a

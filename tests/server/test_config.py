@@ -52,18 +52,6 @@ def test_config_is_frozen_and_validated() -> None:
         ServerConfig(header_timeout=-1.0)
 
 
-@pytest.mark.parametrize(
-    "config",
-    [
-        ServerConfig(trusted_proxies=["10.0.0.1"]),
-    ],
-)
-async def test_options_not_built_yet_fail_at_startup(config: ServerConfig) -> None:
-    with pytest.raises(ConfigurationError, match="not available in this version yet"):
-        async with TestClient(Router().get("/", ok), config):
-            pass
-
-
 async def test_serve_refuses_workers_which_need_processes() -> None:
     server = Server(Router().get("/", ok), ("127.0.0.1", 0), ServerConfig(workers=2))
     with pytest.raises(ConfigurationError, match=r"workers > 1 needs worker processes"):

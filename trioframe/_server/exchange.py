@@ -143,6 +143,12 @@ class Exchange(abc.ABC):
         ``headers``) and return the byte stream the new protocol runs over. Raises
         ``ProtocolError`` when this request cannot switch."""
 
+    @property
+    def peer(self) -> tuple[str, int] | None:
+        """The address the connection came from (``client`` may be another: the source a
+        PROXY protocol header named)."""
+        return self.client
+
     @abc.abstractmethod
     def cancel_answer(self) -> tuple[int, str] | None:
         """After ``scope`` was cancelled: the error to answer with (408 for a body timeout,
@@ -194,6 +200,8 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> None:
         head.protocol,  # connect_protocol
         state.shutdown,  # shutdown_signal
     )
+    if state.proxies is not None:
+        state.proxies.apply(request, exchange.peer)
     try:
         response = await state.app.handle(request)
     except Exception:  # App.handle answers every failure: this is a bug, not the client's

@@ -77,6 +77,8 @@ class HTTP1Connection:
         self.config = state.config
         self.stream = stream
         self.client = client
+        #: the address the connection came from (``client``: a PROXY header may name another)
+        self.peer = client
         self.tls = tls
         self.scheme = "http" if tls is None else "https"
         self.adapter = state.http1_adapter(state.head_limits)

@@ -195,6 +195,10 @@ class HTTP1Exchange(Exchange):
         return _UpgradedStream(connection)
 
     # -- endings ---------------------------------------------------------------------------------
+    @property
+    def peer(self) -> tuple[str, int] | None:
+        return self.connection.peer
+
     def cancel_answer(self) -> tuple[int, str] | None:
         connection = self.connection
         if connection.peer_gone or self.response_started:

@@ -96,6 +96,8 @@ class HTTP2Connection:
         self.config = config = state.config
         self.stream = stream
         self.client = client
+        #: the address the connection came from (``client``: a PROXY header may name another)
+        self.peer = client
         self.tls = tls
         self.scheme = "http" if tls is None else "https"
         self.adapter = HTTP2Adapter(limits_from(config))

@@ -230,6 +230,10 @@ class HTTP2Exchange(Exchange):
         return _StreamChannel(self)
 
     # -- endings ---------------------------------------------------------------------------------
+    @property
+    def peer(self) -> tuple[str, int] | None:
+        return self.connection.peer
+
     def cancel_answer(self) -> tuple[int, str] | None:
         if self.gone or self.response_started:
             return None

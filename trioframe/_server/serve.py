@@ -65,7 +65,6 @@ class Server:
     # -- building the shared state --------------------------------------------------------
     def _prepare(self) -> ServingState:
         if self._state is None:
-            _refuse_unbuilt_features(self.config)
             if self.config.http2:
                 _require_h2()
             config = self.config
@@ -232,7 +231,13 @@ class Server:
         is, not wrapped in an exception group, except that a lifespan failing while entering
         is logged in one line (its traceback at DEBUG level) and exits with status 3
         (``SystemExit(3)``). When the program has configured no logging, trioframe's own
-        lines (``trioframe serving on http://...``, shutdown) go to stderr."""
+        lines (``trioframe serving on http://...``, shutdown) go to stderr.
+
+        With ``config.workers`` above 1 this process becomes the supervisor of that many
+        worker processes (see docs/deployment.md): the router must be a module-level name,
+        which each worker imports again. It returns after SIGINT/SIGTERM has drained them
+        all; ``SystemExit(3)`` when a worker failed to start, ``SystemExit(1)`` after a
+        second signal."""
         _log_to_stderr_if_unconfigured()
         if self.config.workers > 1:
             from .._workers import run_workers, target_of
@@ -318,17 +323,6 @@ def _exit_now(why: str) -> NoReturn:
     log.error("%s: exiting now", why)
     logging.shutdown()
     os._exit(1)
-
-
-def _refuse_unbuilt_features(config: ServerConfig) -> None:
-    """Options accepted by ``ServerConfig`` whose implementation has not landed yet fail
-    loudly at startup instead of being silently ignored."""
-    unbuilt = {
-        "trusted_proxies": bool(config.trusted_proxies),
-    }
-    asked = [name for name, wanted in unbuilt.items() if wanted]
-    if asked:
-        raise ConfigurationError(f"not available in this version yet: {', '.join(asked)}")
 
 
 def _log_to_stderr_if_unconfigured() -> None:

@@ -13,6 +13,8 @@ class ServedConnection(Protocol):
 
     #: when the connection last began waiting for a request (``trio.current_time()``)
     idle_since: float
+    #: the address the connection came from (``client`` may be another: see ``proxies``)
+    peer: tuple[str, int] | None
 
     @property
     def is_idle(self) -> bool:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .._dispatch import App
     from .._protocol.http1_base import BaseHTTP1Adapter
     from .config import ServerConfig
+    from .proxies import ProxyPolicy
     from .served import ServedConnection
 
 __all__ = ["ServingState"]
@@ -35,6 +36,8 @@ class ServingState:
     http1_adapter: type[BaseHTTP1Adapter]
     #: the server's TLS context (``None``: plain HTTP)
     tls_context: ssl.SSLContext | None = None
+    #: the trusted proxies (``None``: none, the forwarding headers are not looked at)
+    proxies: ProxyPolicy | None = None
     log: logging.Logger = attrs.field(factory=lambda: logging.getLogger("trioframe"))
     shutting_down: bool = False
     #: set when graceful shutdown begins; ``shutdown`` is how handlers see it
@@ -103,6 +106,8 @@ class ServingState:
     def create(
         cls, app: App, config: ServerConfig, tls_context: ssl.SSLContext | None = None
     ) -> ServingState:
+        from .proxies import ProxyPolicy  # (it imports the request layer)
+
         limits = HeadLimits(
             max_head_size=config.max_header_size,
             max_request_line_size=config.max_request_line_size,
@@ -114,4 +119,5 @@ class ServingState:
             head_limits=limits,
             http1_adapter=adapter_class(config.http1_parser),
             tls_context=tls_context,
+            proxies=ProxyPolicy.of(config),
         )

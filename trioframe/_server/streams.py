@@ -56,6 +56,13 @@ async def _connect(
     """The TLS handshake when the server speaks HTTPS, then the served connection for the
     chosen protocol; ``None`` (the stream closed) when the handshake failed."""
     tls: TLSInfo | None = None
+    tcp_peer = client  # (a PROXY header may name another client)
+    proxies = state.proxies
+    if proxies is not None and proxies.proxy_protocol:  # before anything else, TLS included
+        accepted, client = await proxies.read_proxy_header(stream, client)
+        if not accepted:
+            await trio.aclose_forcefully(stream)
+            return None
     if state.tls_context is not None:
         peer, timeout = format_peer(client), state.config.tls_handshake_timeout
         with trio.move_on_after(timeout) as waiting:
@@ -82,5 +89,8 @@ async def _connect(
     if choose_protocol(alpn, first, http2_enabled=http2) is Protocol.HTTP2:
         from .http2 import HTTP2Connection  # h2: imported only once it is needed
 
-        return HTTP2Connection(state, stream, client, tls, first)
-    return HTTP1Connection(state, stream, client, tls, first)
+        connection: ServedConnection = HTTP2Connection(state, stream, client, tls, first)
+    else:
+        connection = HTTP1Connection(state, stream, client, tls, first)
+    connection.peer = tcp_peer
+    return connection

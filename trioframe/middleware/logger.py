@@ -39,6 +39,10 @@ class LoggerMiddleware:
     ``x-request-id`` header. The same values are on the log record as attributes ``client``,
     ``method``, ``path``, ``status``, ``bytes``, ``duration_ms`` and ``request_id``.
 
+    Behind a trusted proxy (``ServerConfig.trusted_proxies``) ``client`` is the client the
+    proxy named, and the line adds `` via `` and the proxy's address (``request.peer``), also
+    on the record as ``peer`` (the same as ``client`` when no proxy named one).
+
     Errors are logged like any response: the chain has already turned them into 4xx/5xx
     responses when they reach this middleware (put it outermost to see every one).
 
@@ -72,7 +76,11 @@ class LoggerMiddleware:
     def _emit(self, request: Request, response: Response | None, start: float) -> None:
         duration = (trio.current_time() - start) * 1000.0
         client = request.client
-        where = f"{client[0]}:{client[1]}" if client is not None else "-"
+        who = f"{client[0]}:{client[1]}" if client is not None else "-"
+        where = peer = who
+        if request._peer is not None:  # a trusted proxy named the client
+            peer = f"{request._peer[0]}:{request._peer[1]}"
+            where = f"{who} via {peer}"
         request_id: str | None = request.extensions.get(RequestId)
         size: int | str = "-"
         status: int | None = None
@@ -91,7 +99,8 @@ class LoggerMiddleware:
         args = (where, method, path, shown, size, duration, request_id or "-")
         record = log.makeRecord(log.name, self._level, __file__, 0, _FORMAT, args, None)
         fields = record.__dict__
-        fields["client"] = where
+        fields["client"] = who
+        fields["peer"] = peer
         fields["method"] = method
         fields["path"] = path
         fields["status"] = status
