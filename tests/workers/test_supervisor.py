@@ -184,3 +184,27 @@ async def test_workers_are_recycled_after_their_request_budget() -> None:
         with trio.fail_after(15):
             assert await running.finish() == 0
         assert b"served its requests: replacing it" in running.log
+
+
+async def test_the_command_line_starts_a_fleet() -> None:
+    process = await trio.lowlevel.open_process(
+        [
+            sys.executable, "-m", "trioframe", "run", "tests.workers.fleet_app:router",
+            "--port", "0", "--workers", "2",
+        ],  # fmt: skip
+        stderr=subprocess.PIPE,
+    )
+    running = Fleet(process)
+    try:
+        with trio.fail_after(20):
+            found = await running.read_log_until(SERVING.pattern)
+        running.url = f"http://127.0.0.1:{int(found[1])}"
+        assert len(await running.pids(40)) == 2
+        process.send_signal(signal.SIGTERM)
+        with trio.fail_after(15):
+            assert await running.finish() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert b"Traceback" not in running.log
