@@ -34,6 +34,7 @@ BENCH_SCRIPTS = [
     "multipart_memory",
     "memory",
     "files",
+    "workers",
 ]
 #: How many times its default example count each fuzz target runs under ``nox -s fuzz``.
 FUZZ_SCALE = "8"

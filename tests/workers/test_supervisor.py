@@ -189,9 +189,16 @@ async def test_workers_are_recycled_after_their_request_budget() -> None:
 async def test_the_command_line_starts_a_fleet() -> None:
     process = await trio.lowlevel.open_process(
         [
-            sys.executable, "-m", "trioframe", "run", "tests.workers.fleet_app:router",
-            "--port", "0", "--workers", "2",
-        ],  # fmt: skip
+            sys.executable,
+            "-m",
+            "trioframe",
+            "run",
+            "tests.workers.fleet_app:router",
+            "--port",
+            "0",
+            "--workers",
+            "2",
+        ],
         stderr=subprocess.PIPE,
     )
     running = Fleet(process)
