@@ -13,7 +13,7 @@ import sys
 import pytest
 import trio
 
-from tests.test_cli import _free_port
+from tests.cli._cli import free_port
 
 from ._support import CurlResult, curl
 
@@ -34,7 +34,7 @@ async def _read_until(stream: trio.abc.ReceiveStream, pattern: bytes, seen: byte
 async def _run_cli(flags: list[str], scheme: str) -> list[CurlResult]:
     """Start the CLI with ``flags``; once it serves, GET /users/1 over HTTP/2 and over
     HTTP/1.1 with curl; stop it with SIGTERM (it must exit 0). The two curl results."""
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "-m", "trioframe", "run", "examples.hello:router"]
     process = await trio.lowlevel.open_process(
         [*command, "--port", str(port), *flags],
@@ -79,7 +79,7 @@ async def test_cli_http2_self_signed_serves_h2_by_alpn() -> None:
 
 async def test_cli_without_http2_answers_prior_knowledge_with_http1_1() -> None:
     """Without ``--http2`` the preface is not HTTP/2's: curl with prior knowledge fails."""
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "-m", "trioframe", "run", "examples.hello:router"]
     process = await trio.lowlevel.open_process(
         [*command, "--port", str(port)], cwd=ROOT, stdout=subprocess.PIPE,

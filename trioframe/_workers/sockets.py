@@ -11,8 +11,10 @@ waiting in its queue are accepted by the worker that takes the slot over, never 
 from __future__ import annotations
 
 import socket
+import sys
+from typing import Any
 
-__all__ = ["bind_sockets", "reuse_port_supported"]
+__all__ = ["bind_again", "bind_sockets", "reuse_port_supported"]
 
 BACKLOG = 1024
 
@@ -20,8 +22,6 @@ BACKLOG = 1024
 def reuse_port_supported() -> bool:
     """Whether ``SO_REUSEPORT`` balances connections (Linux; elsewhere it means other
     things, or nothing)."""
-    import sys
-
     return sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
 
 
@@ -32,17 +32,9 @@ def bind_sockets(host: str, port: int, *, reuse_port: bool) -> list[socket.socke
     bound: list[socket.socket] = []
     try:
         for family, kind, proto, _, address in dict.fromkeys(infos):
-            sock = socket.socket(family, kind, proto)
-            bound.append(sock)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if reuse_port:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-            if family == socket.AF_INET6:
-                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-            if port == 0 and len(bound) > 1:
+            if port == 0 and bound:  # the port the first address got
                 address = (address[0], bound[0].getsockname()[1], *address[2:])
-            sock.bind(address)
-            sock.listen(BACKLOG)
+            bound.append(_listen(family, kind, proto, address, reuse_port=reuse_port))
     except BaseException:
         for sock in bound:
             sock.close()
@@ -55,16 +47,33 @@ def bind_again(sockets: list[socket.socket]) -> list[socket.socket]:
     again: list[socket.socket] = []
     try:
         for original in sockets:
-            sock = socket.socket(original.family, original.type, original.proto)
-            again.append(sock)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-            if original.family == socket.AF_INET6:
-                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-            sock.bind(original.getsockname())
-            sock.listen(BACKLOG)
+            again.append(
+                _listen(
+                    original.family,
+                    original.type,
+                    original.proto,
+                    original.getsockname(),
+                    reuse_port=True,
+                )
+            )
     except BaseException:
         for sock in again:
             sock.close()
         raise
     return again
+
+
+def _listen(family: int, kind: int, proto: int, address: Any, *, reuse_port: bool) -> socket.socket:
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind(address)
+        sock.listen(BACKLOG)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
