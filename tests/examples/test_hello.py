@@ -28,9 +28,10 @@ async def test_hello_routes_in_memory() -> None:
 
 
 @pytest.mark.loopback
-async def test_hello_serves_on_port_3000_and_stops_on_sigint() -> None:
-    """Run as the README runs it. The launcher checks that the script asks for 127.0.0.1:3000
-    and gives it a free port instead, so the test does not depend on 3000 being free."""
+async def test_hello_serves_on_its_port_and_stops_on_sigint() -> None:
+    """Run as the README runs it, with a free port in ``PORT`` (the script's default is 3000),
+    so the test does not depend on 3000 being free; the launcher checks the serving line
+    names 127.0.0.1 and that port."""
     with trio.fail_after(10):
         async with running_example(EXAMPLE) as (process, port):
             with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
