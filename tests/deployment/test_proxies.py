@@ -61,6 +61,12 @@ async def test_a_trusted_proxy_names_the_client_scheme_and_host() -> None:
     }
 
 
+async def test_a_proxy_that_names_only_the_scheme_leaves_the_client() -> None:
+    answer = await seen({"x-forwarded-proto": "https"}, peer="10.1.2.3")
+    assert answer["client"] == answer["peer"] == ["10.1.2.3", 4000]
+    assert answer["scheme"] == "https"
+
+
 async def test_an_untrusted_peer_cannot_choose_its_address() -> None:
     answer = await seen(
         {"x-forwarded-for": "1.2.3.4", "x-forwarded-proto": "https"}, peer="8.8.8.8"

@@ -59,22 +59,21 @@ class ProxyPolicy:
         return cls(config)
 
     def apply(self, request: Request, peer: Address | None) -> None:
-        """Believe the forwarding headers of a trusted ``peer`` (the connection's client, or
-        the source a PROXY header named)."""
+        """Believe the forwarding headers when ``request.client`` is a trusted proxy (the
+        connection's own peer, or the source a PROXY header named); ``peer`` is the address
+        the connection came from, kept in ``request.peer`` when the client is another."""
         found = resolve_forwarded(request.client, request.headers.raw, self.trusted, self.mode)
-        if found is None:
-            if request.client != peer:  # a PROXY header named the client
-                request.peer = peer
-            return
-        request.peer = peer
-        if found.client is not None:
-            request.client = found.client
-        if found.scheme is not None:
-            request.scheme = found.scheme
-        if found.host is not None:
-            raw = [(k, v) for k, v in request.headers.raw if k != b"host"]
-            raw.insert(0, (b"host", found.host.encode("ascii")))
-            request.headers = Headers(tuple(raw))
+        if found is not None:
+            if found.client is not None:
+                request.client = found.client
+            if found.scheme is not None:
+                request.scheme = found.scheme
+            if found.host is not None:
+                raw = [(k, v) for k, v in request.headers.raw if k != b"host"]
+                raw.insert(0, (b"host", found.host.encode("ascii")))
+                request.headers = Headers(tuple(raw))
+        if request.client != peer:
+            request.peer = peer
 
     async def read_proxy_header(
         self, stream: trio.abc.Stream, client: Address | None
