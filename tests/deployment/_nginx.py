@@ -77,7 +77,7 @@ async def running_nginx(upstreams: list[int], prefix: Path) -> AsyncIterator[int
                 try:
                     with socket.create_connection(("127.0.0.1", port), timeout=1):
                         break
-                except OSError:
+                except OSError:  # nginx says nothing when it listens: try again
                     await trio.sleep(0.05)
         yield port
     finally:

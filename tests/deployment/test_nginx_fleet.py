@@ -74,12 +74,15 @@ async def test_draining_one_instance_loses_no_request(tmp_path: Path) -> None:
         url = f"http://127.0.0.1:{port}"
         statuses: list[int] = []
         after_exit: list[str] = []  # answers once the instance has gone
+        looping = trio.Event()  # set once the clients have had a few answers
 
         async def loop(path: str) -> None:
             async with client(timeout=10) as http:
                 while leaving.returncode is None or len(after_exit) < 10:
                     response = await http.get(url + path)
                     statuses.append(response.status_code)
+                    if len(statuses) >= 10:
+                        looping.set()
                     if leaving.returncode is not None:
                         after_exit.append(response.text)
 
@@ -87,7 +90,7 @@ async def test_draining_one_instance_loses_no_request(tmp_path: Path) -> None:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(loop, "/slow")  # requests in flight when SIGTERM lands
                 nursery.start_soon(loop, "/")
-                await trio.sleep(1.0)
+                await looping.wait()
                 leaving.send_signal(signal.SIGTERM)
                 assert await leaving.wait() == 0
         assert statuses and set(statuses) == {200}

@@ -212,7 +212,7 @@ async def test_a_header_split_across_writes_is_read_whole() -> None:
         header = v2("203.0.113.7", 51000)
         for piece in (header[:5], header[5:14], header[14:20], header[20:] + REQUEST[:10]):
             await connection.send(piece)
-            await trio.sleep(0.05)
+            await trio.sleep(0.05)  # real sockets, real time: each piece arrives on its own
         await connection.send(REQUEST[10:])
         raw = await connection.read_until_eof()
     assert body_of(raw)["client"] == ["203.0.113.7", 51000]

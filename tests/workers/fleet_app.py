@@ -5,6 +5,7 @@ lifespan that fails)."""
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,6 +20,7 @@ async def pid() -> str:
 
 
 async def slow(request: Request) -> str:
+    print("slow request started", file=sys.stderr, flush=True)  # the tests wait for it
     await trio.sleep(float(request.query("seconds") or 1))
     return f"slept {os.getpid()}"
 

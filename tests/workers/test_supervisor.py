@@ -17,55 +17,63 @@ import httpx
 import pytest
 import trio
 
+from ..cli._cli import Server, serving
+
 pytestmark = pytest.mark.loopback
 
 APP = Path(__file__).with_name("fleet_app.py")
 SERVING = re.compile(rb"trioframe serving on http://127\.0\.0\.1:(\d+) \((\d+) workers\)")
 
 
-class Fleet:
-    def __init__(self, process: trio.Process) -> None:
-        self.process = process
-        self.log = b""
-        self.url = ""
+def url_of(fleet: Server) -> str:
+    return f"http://127.0.0.1:{fleet.port}"
 
-    async def read_log_until(self, pattern: bytes) -> re.Match[bytes]:
-        """Read the fleet's stderr until ``pattern`` shows (the caller bounds the time)."""
-        assert self.process.stderr is not None
-        while (found := re.search(pattern, self.log)) is None:
-            chunk = await self.process.stderr.receive_some()
-            assert chunk, f"the fleet's stderr ended:\n{self.log.decode()}"
-            self.log += chunk
-        return found
 
-    async def pids(self, count: int) -> set[str]:
-        """The worker pids that answer ``count`` requests, each on a new connection."""
-        seen = set()
-        for _ in range(count):
-            async with httpx.AsyncClient() as client:
-                seen.add((await client.get(self.url + "/")).text)
-        return seen
+async def pids(fleet: Server, count: int) -> set[str]:
+    """The worker pids that answer ``count`` requests, each on a new connection."""
+    seen = set()
+    for _ in range(count):
+        async with httpx.AsyncClient() as client:
+            seen.add((await client.get(url_of(fleet) + "/")).text)
+    return seen
 
-    async def finish(self) -> int:
-        """Wait for the exit status, collecting the rest of the log."""
-        assert self.process.stderr is not None
-        async for chunk in self.process.stderr:
-            self.log += chunk
-        return await self.process.wait()
+
+async def log_shows(fleet: Server, pattern: bytes) -> None:
+    await fleet.read_log_until(re.compile(pattern))
+
+
+class Counter:
+    """A count that tasks can wait to reach."""
+
+    def __init__(self) -> None:
+        self.value = 0
+        self._waiters: list[tuple[int, trio.Event]] = []
+
+    def add(self) -> None:
+        self.value += 1
+        for target, event in self._waiters:
+            if self.value >= target:
+                event.set()
+
+    async def reach(self, target: int) -> None:
+        event = trio.Event()
+        self._waiters.append((target, event))
+        if self.value >= target:
+            event.set()
+        await event.wait()
 
 
 @asynccontextmanager
-async def fleet(**settings: str) -> AsyncIterator[Fleet]:
+async def fleet(**settings: str) -> AsyncIterator[Server]:
     environment = {**os.environ, **{f"FLEET_{k.upper()}": v for k, v in settings.items()}}
     process = await trio.lowlevel.open_process(
         [sys.executable, str(APP)], stderr=subprocess.PIPE, env=environment
     )
-    running = Fleet(process)
+    running = Server(process)
     try:
         if settings.get("fail") != "1":
             with trio.fail_after(20):
-                found = await running.read_log_until(SERVING.pattern)
-            running.url = f"http://127.0.0.1:{int(found[1])}"
+                running.port = int((await running.read_log_until(SERVING))[1])
         yield running
     finally:
         if process.returncode is None:
@@ -76,16 +84,17 @@ async def fleet(**settings: str) -> AsyncIterator[Fleet]:
 async def test_two_workers_serve_and_sigterm_drains_them() -> None:
     async with fleet() as running:
         assert b"(2 workers)" in running.log
-        assert len(await running.pids(40)) == 2  # both take connections
+        assert len(await pids(running, 40)) == 2  # both take connections
         async with trio.open_nursery() as nursery:
             answer: list[str] = []
 
             async def slow_request() -> None:
                 async with httpx.AsyncClient() as client:
-                    answer.append((await client.get(running.url + "/slow?seconds=1.5")).text)
+                    answer.append((await client.get(url_of(running) + "/slow?seconds=1.5")).text)
 
             nursery.start_soon(slow_request)
-            await trio.sleep(0.5)  # the request is in flight
+            with trio.fail_after(10):
+                await log_shows(running, rb"slow request started")  # in flight
             running.process.send_signal(signal.SIGTERM)
         with trio.fail_after(15):
             assert await running.finish() == 0
@@ -96,15 +105,14 @@ async def test_two_workers_serve_and_sigterm_drains_them() -> None:
 
 async def test_a_killed_worker_is_started_again() -> None:
     async with fleet() as running:
-        before = await running.pids(40)
+        before = await pids(running, 40)
         victim = int(sorted(before)[0])
         os.kill(victim, signal.SIGKILL)
         with trio.fail_after(15):
-            await running.read_log_until(rb"worker \d \(pid %d\) exited with status -9" % victim)
+            await log_shows(running, rb"worker \d \(pid %d\) exited with status -9" % victim)
             after: set[str] = set()
-            while len(after) < 2:  # the replacement serves too
-                after = await running.pids(20)
-                await trio.sleep(0.2)
+            while len(after) < 2:  # until the replacement serves too
+                after = await pids(running, 20)
         assert str(victim) not in after
         running.process.send_signal(signal.SIGINT)
         with trio.fail_after(15):
@@ -114,32 +122,33 @@ async def test_a_killed_worker_is_started_again() -> None:
 @pytest.mark.parametrize("reuse_port", ["1", "0"], ids=["reuse-port", "shared-socket"])
 async def test_sighup_restarts_every_worker_without_refusing_a_connection(reuse_port: str) -> None:
     async with fleet(reuse_port=reuse_port) as running:
-        before = await running.pids(40)
+        before = await pids(running, 40)
         failures: list[BaseException] = []
-        answered: list[str] = []
+        answered = Counter()
         stop = trio.Event()
 
         async def client_loop() -> None:
             while not stop.is_set():
                 try:  # a new connection each time: an accept queue closing would show
                     async with httpx.AsyncClient() as client:
-                        answered.append((await client.get(running.url + "/")).text)
+                        await client.get(url_of(running) + "/")
+                    answered.add()
                 except httpx.HTTPError as error:
                     failures.append(error)
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(client_loop)
             nursery.start_soon(client_loop)
-            await trio.sleep(0.3)
-            running.process.send_signal(signal.SIGHUP)
             with trio.fail_after(30):
-                await running.read_log_until(rb"rolling restart done")
-            await trio.sleep(0.5)
+                await answered.reach(10)  # the clients are looping
+                running.process.send_signal(signal.SIGHUP)
+                await log_shows(running, rb"rolling restart done")
+                await answered.reach(answered.value + 10)  # and go on after it
             stop.set()
         assert failures == []
-        after = await running.pids(40)
+        after = await pids(running, 40)
         assert len(after) == 2 and not after & before  # every worker is new
-        assert len(answered) > 20
+        assert answered.value > 20
         running.process.send_signal(signal.SIGTERM)
         with trio.fail_after(15):
             assert await running.finish() == 0
@@ -161,12 +170,12 @@ async def test_a_worker_whose_loop_is_blocked_is_replaced() -> None:
     async with fleet(heartbeat="2") as running:
         async with httpx.AsyncClient(timeout=0.5) as client:
             with pytest.raises(httpx.TimeoutException):
-                await client.get(running.url + "/block")
+                await client.get(url_of(running) + "/block")
         with trio.fail_after(15):
-            await running.read_log_until(rb"no heartbeat for 2 s \(its event loop is blocked\)")
-            await running.read_log_until(rb"stopped answering heartbeats and was killed")
-            while len(await running.pids(20)) < 2:  # noqa: ASYNC110 (the replacement serves)
-                await trio.sleep(0.2)
+            await log_shows(running, rb"no heartbeat for 2 s \(its event loop is blocked\)")
+            await log_shows(running, rb"stopped answering heartbeats and was killed")
+            while len(await pids(running, 20)) < 2:  # until the replacement serves
+                pass
         running.process.send_signal(signal.SIGTERM)
         with trio.fail_after(15):
             assert await running.finish() == 0
@@ -175,11 +184,9 @@ async def test_a_worker_whose_loop_is_blocked_is_replaced() -> None:
 async def test_workers_are_recycled_after_their_request_budget() -> None:
     async with fleet(max_requests="5") as running:
         with trio.fail_after(30):
-            seen = set()
-            for _ in range(6):  # every answer is a success while workers are replaced
-                seen |= await running.pids(10)
-                await trio.sleep(0.3)
-        assert len(seen) > 2  # replacements answered too
+            seen: set[str] = set()
+            while len(seen) <= 2:  # until replacements answer (every answer a success)
+                seen |= await pids(running, 10)
         running.process.send_signal(signal.SIGTERM)
         with trio.fail_after(15):
             assert await running.finish() == 0
@@ -187,31 +194,11 @@ async def test_workers_are_recycled_after_their_request_budget() -> None:
 
 
 async def test_the_command_line_starts_a_fleet() -> None:
-    process = await trio.lowlevel.open_process(
-        [
-            sys.executable,
-            "-m",
-            "trioframe",
-            "run",
-            "tests.workers.fleet_app:router",
-            "--port",
-            "0",
-            "--workers",
-            "2",
-        ],
-        stderr=subprocess.PIPE,
-    )
-    running = Fleet(process)
-    try:
-        with trio.fail_after(20):
-            found = await running.read_log_until(SERVING.pattern)
-        running.url = f"http://127.0.0.1:{int(found[1])}"
-        assert len(await running.pids(40)) == 2
-        process.send_signal(signal.SIGTERM)
-        with trio.fail_after(15):
+    arguments = ["run", "tests.workers.fleet_app:router", "--port", "0", "--workers", "2"]
+    with trio.fail_after(30):
+        async with serving(*arguments) as running:
+            assert SERVING.search(running.log)
+            assert len(await pids(running, 40)) == 2
+            running.process.send_signal(signal.SIGTERM)
             assert await running.finish() == 0
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
     assert b"Traceback" not in running.log
