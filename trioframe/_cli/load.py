@@ -19,7 +19,7 @@ from typing import Any
 from .._routing import Router
 from .errors import USAGE, StartupFailure, describe
 
-__all__ = ["load_router"]
+__all__ = ["load_router", "router_of"]
 
 log = logging.getLogger("trioframe.cli")
 
@@ -35,7 +35,12 @@ def load_router(target: str) -> Router:
         raise StartupFailure(
             f"module {module_name!r} has no attribute {attr!r}{_hint(module)}", USAGE
         )
-    value = getattr(module, attr)
+    return router_of(target, getattr(module, attr))
+
+
+def router_of(target: str, value: Any) -> Router:
+    """``value`` (what ``target`` names) as a ``Router``: itself, or what it returns when it
+    is a factory; ``StartupFailure`` otherwise."""
     if isinstance(value, Router):
         return value
     if not callable(value):

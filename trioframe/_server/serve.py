@@ -309,13 +309,16 @@ async def _close_all(listeners: list[trio.SocketListener]) -> None:
 
 def _log_lifespan_failure(name: str, error: Exception) -> None:
     """One line for a lifespan that failed to enter; the traceback only at DEBUG level."""
-    if isinstance(error, ConfigurationError):  # a type mismatch: it names the lifespan
-        log.error("startup failed: %s", error)
-    else:
-        log.error(
-            "startup failed: the lifespan %s raised %s: %s", name, type(error).__name__, error
-        )
+    log.error("startup failed: %s", lifespan_failure(name, error))
     log.debug("the lifespan %s failed", name, exc_info=error)
+
+
+def lifespan_failure(name: str, error: BaseException) -> str:
+    """What went wrong when the lifespan ``name`` raised ``error`` while entering, in one
+    line (a ``ConfigurationError`` names the lifespan itself)."""
+    if isinstance(error, ConfigurationError):
+        return str(error)
+    return f"the lifespan {name} raised {type(error).__name__}: {error}"
 
 
 def _exit_now(why: str) -> NoReturn:

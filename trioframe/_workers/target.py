@@ -4,12 +4,12 @@ loop runs), so each one imports the application itself."""
 
 from __future__ import annotations
 
-import importlib
 import runpy
 import sys
 from pathlib import Path
-from typing import Any
 
+from .._cli.errors import USAGE, StartupFailure, describe
+from .._cli.load import load_router, router_of
 from .._errors import ConfigurationError
 from .._routing.router import Router
 
@@ -21,28 +21,19 @@ WORKER_MAIN = "__trioframe_worker__"
 
 
 def import_router(target: str) -> Router:
-    """The router ``target`` names. ``ATTR`` may be a ``Router`` or a zero-argument callable
-    returning one. Raises ``ImportError``/``AttributeError`` when it cannot be found (and
-    whatever importing the module or calling the factory raises), ``ConfigurationError``
-    when the value is not a router."""
-    where, sep, attr = target.rpartition(":")
-    if not sep or not where or not attr:
-        raise ConfigurationError(f"expected MODULE:ATTR, got {target!r}")
-    namespace: Any
-    if where.endswith(".py"):
+    """The router ``target`` names, found as the command line finds it (``ATTR`` may be a
+    factory). A script (``file.py:ATTR``) is run under another ``__name__``. Raises
+    ``StartupFailure`` with one line saying what is wrong, or what importing raised."""
+    where, _, attr = target.rpartition(":")
+    if not where.endswith(".py"):
+        return load_router(target)
+    try:
         namespace = runpy.run_path(where, run_name=WORKER_MAIN)
-        value = namespace.get(attr)
-        if value is None:
-            raise AttributeError(f"{where} has no attribute {attr!r}")
-    else:
-        if "" not in sys.path and "." not in sys.path:
-            sys.path.insert(0, "")  # MODULE resolves from the current directory, as python -m
-        value = getattr(importlib.import_module(where), attr)
-    if callable(value) and not isinstance(value, Router):
-        value = value()
-    if not isinstance(value, Router):
-        raise ConfigurationError(f"{target} is a {type(value).__name__}, not a Router")
-    return value
+    except Exception as error:
+        raise StartupFailure(f"running {where} raised {describe(error)}") from None
+    if attr not in namespace:
+        raise StartupFailure(f"{where} has no attribute {attr!r}", USAGE)
+    return router_of(target, namespace[attr])
 
 
 def target_of(router: Router) -> str:

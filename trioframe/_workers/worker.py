@@ -21,8 +21,9 @@ import sys
 import attrs
 import trio
 
+from .._cli.errors import StartupFailure
 from .._errors import ConfigurationError
-from .._server.serve import Server
+from .._server.serve import Server, lifespan_failure
 from .spec import BEAT_INTERVAL, WorkerSpec, log_format
 from .target import import_router
 
@@ -102,7 +103,7 @@ def _reason(server: Server, error: BaseException) -> str:
     """One line saying why startup failed."""
     lifecycle = server._lifecycle
     if lifecycle is not None and lifecycle.failed is not None:
-        return f"the lifespan {lifecycle.failed.name} raised {type(error).__name__}: {error}"
+        return lifespan_failure(lifecycle.failed.name, error)
     return f"{type(error).__name__}: {error}"
 
 
@@ -121,7 +122,7 @@ def main() -> int:
         worker.count_requests()
     except Exception as error:
         reason = f"cannot load {spec.target}: {type(error).__name__}: {error}"
-        if isinstance(error, ConfigurationError):
+        if isinstance(error, (ConfigurationError, StartupFailure)):
             reason = str(error)
         with os.fdopen(spec.channel_fd, "wb", buffering=0) as channel:
             channel.write(b"failed " + reason.encode("utf-8", "replace") + b"\n")

@@ -78,8 +78,9 @@ class LoggerMiddleware:
         client = request.client
         who = f"{client[0]}:{client[1]}" if client is not None else "-"
         where = peer = who
-        if request._peer is not None:  # a trusted proxy named the client
-            peer = f"{request._peer[0]}:{request._peer[1]}"
+        proxy = request.peer
+        if proxy != client and proxy is not None:  # a trusted proxy named the client
+            peer = f"{proxy[0]}:{proxy[1]}"
             where = f"{who} via {peer}"
         request_id: str | None = request.extensions.get(RequestId)
         size: int | str = "-"
