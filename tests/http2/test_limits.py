@@ -28,6 +28,7 @@ from tests.http2.support import (
     request_fields,
     rst_stream,
 )
+from trioframe import Request, Response, Router
 
 LIMITS = [-1, 0, 1]
 
@@ -271,6 +272,27 @@ async def test_body_timeout_answers_408_on_the_stream(
         assert result.status == 408
         await served(peer, 3)
         assert peer.goaways == []
+
+
+async def test_the_408_to_a_head_request_has_no_body(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # The server's own error answer to a HEAD gives the error body's length, never the body
+    # (as on HTTP/1.1).
+    async def read(request: Request) -> Response:
+        await request.read_body()
+        return Response.text("never")
+
+    async with h2_server(Router().head("/echo", read), h2_config(body_timeout=4)) as (
+        server,
+        nursery,
+    ):
+        peer = await connect(server, nursery)
+        await peer.request(1, b"HEAD", b"/echo", body=b"some", end=False)  # then nothing
+        result = await peer.response(1)
+        assert result.status == 408 and result.ended
+        assert dict(result.headers or [])[b"content-length"] == b"75"
+        assert bytes(result.body) == b""
 
 
 async def test_send_timeout_for_a_client_that_never_opens_its_window(

@@ -180,6 +180,8 @@ class HTTP2Exchange(Exchange):
         headers = [_JSON, (b"date", http_date())]
         body = error_body(status, message)
         headers.append((b"content-length", b"%d" % len(body)))
+        if self.head.method == b"HEAD":  # the length is said, the body never sent
+            body = b""
         with trio.move_on_after(self.connection.config.send_timeout), suppress(ExchangeGone):
             await self.send_response(status, headers, body)
 
