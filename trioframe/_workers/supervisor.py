@@ -94,15 +94,14 @@ class Supervisor:
         self.exit_status = 0  # what a finished shutdown exits with (3 after a failed start)
 
     # -- starting -------------------------------------------------------------------------
-    def bind(self) -> list[tuple[str, int]]:
-        """Bind every slot's sockets; the bound addresses. ``OSError`` if one cannot be."""
+    def bind(self) -> None:
+        """Bind every slot's sockets. ``OSError`` if one cannot be."""
         first = bind_sockets(self.host, self.port, reuse_port=self.reuse_port)
         for slot in range(self.config.workers):
             if slot == 0 or not self.reuse_port:
                 self.sockets[slot] = first
             else:
                 self.sockets[slot] = bind_again(first)
-        return [_address(sock) for sock in first]
 
     def spawn(self, slot: int, replaces: Worker | None = None) -> Worker:
         read_end, write_end = os.pipe()
