@@ -268,7 +268,7 @@ class _Planner:
             raise ctx.fail("WebSocketConnection is only available to a WebSocket handler itself")
         reader = _body_reader(annotation)
         if reader is not None:
-            if self.websocket:
+            if self.websocket and reader != "Request":  # a Request's body is b"" there
                 raise ctx.fail("a WebSocket upgrade request has no body to extract")
             where = f"{ctx.parameter!r}"
             if ctx.dependency is not None:
@@ -329,7 +329,8 @@ def build_plan(
 ) -> HandlerPlan:
     """Analyse ``handler`` once. Raises ``ConfigurationError`` for a non-async handler or a
     parameter no extractor understands; for a WebSocket handler (``websocket=True``) also
-    when it does not take exactly one ``WebSocketConnection`` or takes a body extractor."""
+    when it does not take exactly one ``WebSocketConnection`` or takes a body extractor
+    (``Request`` is not one there: an upgrade request's body is empty)."""
     name = _handler_name(handler)
     call = handler if inspect.isroutine(handler) else type(handler).__call__
     if not inspect.iscoroutinefunction(call):
