@@ -235,7 +235,11 @@ async def test_a_handler_taking_the_request_sees_an_empty_body_and_the_tunnel_in
     async def handler(ws: WebSocketConnection, request: Request) -> None:
         body = await request.read_body()
         await ws.send_json(
-            {"body": body.decode(), "token": request.header("x-token"), "sid": request.cookie("sid")}
+            {
+                "body": body.decode(),
+                "token": request.header("x-token"),
+                "sid": request.cookie("sid"),
+            }
         )
         message = await ws.recv()
         assert isinstance(message, Message.Text)
@@ -263,3 +267,22 @@ async def test_a_handler_taking_the_request_sees_an_empty_body_and_the_tunnel_in
             first, second = await websocket_messages(client, ws, 2)
             assert first == TextMessage(data='{"body":"","token":"t2","sid":"abc"}')
             assert second == TextMessage(data="echo: hi")
+
+
+async def test_messages_sent_with_the_close_are_all_answered_before_the_reply() -> None:
+    """Three messages and the Close in one DATA frame: three echoes, then the Close reply
+    (the same session as over HTTP/1.1, over the stream's DATA frames)."""
+    with trio.fail_after(5):
+        async with serving(echo_router()) as client:
+            await client.connect(b"/ws")
+            ws = Connection(ConnectionType.CLIENT)
+            assert await websocket_messages(client, ws, 1) == [TextMessage(data="Welcome!")]
+            frames = [ws.send(TextMessage(data=text)) for text in ("a", "b", "c")]
+            client.h2.send_data(1, b"".join(frames) + ws.send(CloseConnection(code=1000)))
+            await client.flush()
+            assert await websocket_messages(client, ws, 4) == [
+                TextMessage(data="echo: a"),
+                TextMessage(data="echo: b"),
+                TextMessage(data="echo: c"),
+                CloseConnection(code=1000, reason=""),
+            ]
