@@ -42,9 +42,10 @@ from wsproto.events import (
 )
 from wsproto.utilities import LocalProtocolError
 
+from .._websocket.assembly import MessageAssembler, MessageTooLarge
 from .._websocket.connection import WebSocketClosed, WebSocketConnection
 from .._websocket.half_closing import HalfClosingConnection
-from .._websocket.messages import Binary, Close, Message, Text
+from .._websocket.messages import Close, Message
 from .._websocket.messages import Ping as PingMessage
 from .._websocket.messages import Pong as PongMessage
 from .config import ServerConfig
@@ -87,7 +88,7 @@ class ServerSession:
         self._ended = trio.Event()
         self._end_code = 1006
         self._end_reason = ""
-        self._pieces = bytearray()  # a data message that came in pieces, so far (text as UTF-8)
+        self._assembler = MessageAssembler(config.websocket_max_message_size)
         self._pong = trio.Event()
         self._reader_waits = False  # for the handler (to make room, to catch up), not the peer
         self._queued = 0  # messages put in the queue so far
@@ -287,8 +288,8 @@ class ServerSession:
         for event in events:
             if type(event) is TextMessage or type(event) is BytesMessage:
                 try:
-                    message = self._assemble(event)
-                except _TooLarge as error:
+                    message = self._assembler.add(event)
+                except MessageTooLarge as error:
                     await self._fail(1009, str(error))
                     return
                 if message is not None and not self._discard:
@@ -312,34 +313,6 @@ class ServerSession:
         if pings and self._ws.state is ConnectionState.OPEN:
             answered = pings if len(pings) <= PING_FLOOD else pings[-1:]
             await self._send_event(*[ping.response() for ping in answered])
-
-    def _assemble(self, event: TextMessage | BytesMessage) -> Message | None:
-        """Add a piece of a data message; the whole message once its last piece is in.
-        Raises ``_TooLarge`` when the message so far is over the limit.
-
-        A message that arrives whole (the usual case) is taken as wsproto hands it over; text
-        is not encoded to be measured while even 4 UTF-8 bytes per character stay within the
-        limit. The pieces of any other message go into one buffer, text encoded to UTF-8, so
-        that its memory follows its size in bytes however many pieces it comes in (a flood of
-        empty continuation frames adds nothing)."""
-        limit = self._config.websocket_max_message_size
-        data = event.data
-        if event.message_finished and not self._pieces:
-            if isinstance(data, str):
-                if 4 * len(data) > limit and len(data.encode()) > limit:
-                    raise _TooLarge(limit)
-                return Text(data)
-            if len(data) > limit:
-                raise _TooLarge(limit)
-            return Binary(bytes(data))
-        piece = data.encode() if isinstance(data, str) else data
-        if len(self._pieces) + len(piece) > limit:
-            raise _TooLarge(limit)
-        self._pieces += piece
-        if not event.message_finished:
-            return None
-        whole, self._pieces = self._pieces, bytearray()
-        return Text(whole.decode()) if type(event) is TextMessage else Binary(bytes(whole))
 
     async def _deliver(self, message: Message) -> None:
         """Wait for room in the full queue (the handler is behind): meanwhile nothing is read,
@@ -423,13 +396,6 @@ class ServerSession:
                 log.info("WebSocket peer did not answer a ping in time: dropping it")
                 await self._abort(1006, "keepalive ping timeout", Close(1006, ""))
                 return
-
-
-class _TooLarge(Exception):
-    """A data message over ``websocket_max_message_size``: the connection fails with 1009."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"message larger than {limit} bytes")
 
 
 def _only_closed(error: Exception) -> bool:
