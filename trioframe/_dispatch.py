@@ -18,6 +18,7 @@ import attrs
 
 from ._errors import ConfigurationError, Error
 from ._extract import HandlerPlan, build_plan
+from ._extract.state import LateState
 from ._files.resolve import resolve_file
 from ._files.response import FileResponse
 from ._lifespan import Lifespan, plan_lifespans
@@ -137,6 +138,8 @@ class App:
         self._lifespans_of: dict[Router, list[Lifespan]] = {}
         for lifespan in self.lifespans:
             self._lifespans_of.setdefault(lifespan.owner, []).append(lifespan)
+        #: the ``State[T]`` that unannotated lifespans may provide: see ``check_late_state``
+        self._late_states: list[LateState] = []
         self._table = router.freeze(self._prepare)
         self._has_websockets = any(e.is_websocket for e in self._table.endpoints)
         #: middleware around answers no endpoint gives (404, 405, 308, OPTIONS), per router scope
@@ -169,6 +172,7 @@ class App:
             multipart,
             websocket=websocket,
             max_json_size=self.max_json_size,
+            late_states=self._late_states,
         )
         middlewares = _middlewares(endpoint.routers)
         for middleware in middlewares:
@@ -184,6 +188,13 @@ class App:
         return PreparedEndpoint(
             endpoint, plan, compose(middlewares, upgrade if websocket else call), states
         )
+
+    def check_late_state(self) -> None:
+        """Once the lifespans have entered (and before a request is served): find the value of
+        each ``State[T]`` that only a lifespan without a return annotation could provide.
+        ``ConfigurationError`` naming the handler and parameter when none is a ``T``."""
+        for late in self._late_states:
+            late.resolve()
 
     async def handle(self, request: Request) -> Response:
         """Answer ``request`` through the middleware chain. Never raises but for

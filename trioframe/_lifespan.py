@@ -6,8 +6,10 @@ The function's return annotation (``AsyncIterator[T]``, ``AsyncGenerator[T, None
 ``AbstractAsyncContextManager[T]``) declares what it yields, so the handlers' ``State[T]``
 parameters are checked at freeze time like any other state; the value actually yielded is
 checked against the annotation when the lifespan is entered. ``tuple[A, B]`` declares one
-state value per item. The server side (``_server/lifespan.py``) enters and exits them; this
-module imports no trio.
+state value per item. Without an annotation (or with ``Any``) the types are those of what it
+yields, known once it has entered: the ``State[T]`` it may provide are checked then
+(``_extract/state.py``). The server side (``_server/lifespan.py``) enters and exits them;
+this module imports no trio.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ _YIELDING = (
 
 
 T = TypeVar("T")
+#: What ``_declared_type`` gives for a lifespan whose annotation does not say what it yields.
+_UNDECLARED: Any = object()
 
 
 def _name(function: Callable[..., Any]) -> str:
@@ -48,11 +52,22 @@ class Lifespan(StateProvider):
     """One registered lifespan of one frozen app.
 
     ``owner`` is the router that registered it (its value is state for that router's routes
-    and those nested in it); ``provides`` the classes its annotation declares, one per state
-    value; ``values`` what it yielded, one per class, while it is entered (``None`` before
+    and those nested in it); ``declared`` whether its annotation says what it yields;
+    ``provides`` the classes of its state values, one per value: those its annotation
+    declares, or (``declared`` false) those of the values it yielded, known once it has
+    entered; ``values`` what it yielded, one per class, while it is entered (``None`` before
     and after)."""
 
-    __slots__ = ("function", "is_tuple", "name", "owner", "provides", "takes_nursery", "values")
+    __slots__ = (
+        "declared",
+        "function",
+        "is_tuple",
+        "name",
+        "owner",
+        "provides",
+        "takes_nursery",
+        "values",
+    )
 
     def __init__(self, owner: Router, function: Callable[..., Any]) -> None:
         self.owner = owner
@@ -60,9 +75,10 @@ class Lifespan(StateProvider):
         self.name = _name(function)
         self.takes_nursery = self._arity() == 1
         declared = self._declared_type()
+        self.declared = declared is not _UNDECLARED
         self.is_tuple = typing.get_origin(declared) is tuple
         items = typing.get_args(declared) if self.is_tuple else (declared,)
-        if declared in (None, type(None), Any):
+        if declared in (_UNDECLARED, None, type(None)):
             items = ()
         self.provides: tuple[type, ...] = tuple(self._as_class(item) for item in items)
         self.values: tuple[Any, ...] | None = None
@@ -94,8 +110,9 @@ class Lifespan(StateProvider):
         return len(required)
 
     def _declared_type(self) -> Any:
-        """The type the annotation says is yielded; ``None`` when there is no annotation. For
-        a context manager class, the return annotation of its ``__aenter__``."""
+        """The type the annotation says is yielded; ``_UNDECLARED`` when it does not say (no
+        annotation, no type argument, ``Any``). For a context manager class, the return
+        annotation of its ``__aenter__``."""
         enter = getattr(self.function, "__aenter__", None)
         is_class = isinstance(self.function, type) and enter is not None
         try:
@@ -104,12 +121,13 @@ class Lifespan(StateProvider):
             raise self._fail(f"cannot resolve its annotations: {exc}") from exc
         annotation = hints.get("return")
         if is_class:
-            return self.function if annotation is typing.Self else annotation
+            annotation = self.function if annotation is typing.Self else annotation
+            return _UNDECLARED if annotation in (None, Any) else annotation
         if annotation is None:
-            return None
+            return _UNDECLARED
         if typing.get_origin(annotation) in _YIELDING:
             args = typing.get_args(annotation)
-            return args[0] if args else None
+            return args[0] if args and args[0] is not Any else _UNDECLARED
         raise self._fail(
             f"its return annotation {annotation!r} should be AsyncIterator[T] (for an "
             "@asynccontextmanager function) or AbstractAsyncContextManager[T]"
@@ -157,12 +175,18 @@ class Lifespan(StateProvider):
 
     def accept(self, value: Any) -> None:
         """Register what entering yielded, after checking it against the annotation
-        (``ConfigurationError`` on a mismatch)."""
+        (``ConfigurationError`` on a mismatch). Without one, the value's own class is
+        registered (a tuple: each item's; ``None``: nothing)."""
+        if not self.declared:
+            items = () if value is None else value if isinstance(value, tuple) else (value,)
+            self.provides = tuple(type(item) for item in items)
+            self.values = tuple(items)
+            return
         if not self.provides:
             if value is not None:
                 raise self._fail(
-                    f"yielded a {type(value).__name__} but its return annotation declares no "
-                    f"type: annotate it -> AsyncIterator[{type(value).__name__}]"
+                    f"yielded a {type(value).__name__} but its return annotation declares "
+                    f"nothing: annotate it -> AsyncIterator[{type(value).__name__}]"
                 )
             self.values = ()
             return

@@ -39,7 +39,7 @@ class StateProvider:
 def find_state(states: Iterable[Any], kind: type[T]) -> T | None:
     """The first of ``states`` (outermost router first) that is a ``kind`` or a subclass's
     instance, or that provides one, else ``None``: how :meth:`Request.state` looks state up
-    (``State[T]`` plans the same lookup once, in ``_extract/sources.state_step``)."""
+    (``State[T]`` plans the same lookup once, in ``_extract/state.state_step``)."""
     for value in states:
         if isinstance(value, StateProvider):
             provided = value.provided(kind)

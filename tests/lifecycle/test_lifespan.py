@@ -204,9 +204,13 @@ async def test_state_that_no_lifespan_declares_fails_at_startup() -> None:
 
     entered: list[str] = []
     router = Router().lifespan(recording(entered, "x")).lifespan(lifespan).get("/", name)
-    with pytest.raises(ConfigurationError, match=r"parameter 'db': no state of type Db"):
+    with pytest.raises(ConfigurationError) as info:
         async with TestClient(router):
             pass  # pragma: no cover
+    message = str(info.value)
+    assert "parameter 'db': no state of type Db is registered" in message
+    assert "register one with Router.state(...)" in message  # what to do
+    assert "AsyncIterator[Db]" in message
     assert entered == []  # refused when frozen, before any lifespan runs
 
 
@@ -229,14 +233,100 @@ async def test_a_yielded_value_of_the_wrong_type_fails_at_startup(
             pass  # pragma: no cover
 
 
-async def test_a_value_yielded_without_a_declared_type_fails_at_startup() -> None:
+async def test_a_value_yielded_by_an_annotation_of_none_fails_at_startup() -> None:
     @asynccontextmanager
-    async def lifespan():  # type: ignore[no-untyped-def]
-        yield Db()
+    async def lifespan() -> AsyncIterator[None]:
+        yield Db()  # type: ignore[misc]
 
     with pytest.raises(ConfigurationError, match=r"annotate it -> AsyncIterator\[Db\]"):
         async with TestClient(Router().lifespan(lifespan)):
             pass  # pragma: no cover
+
+
+# -- lifespans without a return annotation: the type of what they yield ------------------------
+@asynccontextmanager
+async def open_db():  # type: ignore[no-untyped-def]  # written the common way
+    yield Db("unannotated")
+
+
+async def db_name(db: State[Db]) -> str:
+    return db.name
+
+
+async def test_an_unannotated_lifespans_value_is_state() -> None:
+    async def via_request(request: Request) -> str:
+        return request.state(Db).name
+
+    router = Router().lifespan(open_db).get("/", db_name).get("/request", via_request)
+    async with TestClient(router) as client:
+        assert (await client.get("/")).text == "unannotated"
+        assert (await client.get("/request")).text == "unannotated"
+
+
+async def test_an_unannotated_lifespan_registers_each_item_of_a_tuple() -> None:
+    db, cache = Db(), Cache()
+
+    @asynccontextmanager
+    async def both(nursery: trio.Nursery):  # type: ignore[no-untyped-def]
+        yield db, cache
+
+    @asynccontextmanager
+    async def nothing():  # type: ignore[no-untyped-def]
+        yield
+
+    async def read(d: State[Db], c: State[Cache]) -> Response:
+        return Response.json([d is db, c is cache])
+
+    router = Router().lifespan(nothing).lifespan(both).get("/", read)
+    async with TestClient(router) as client:
+        assert (await client.get("/")).json() == [True, True]
+
+
+async def test_an_unannotated_context_manager_class_registers_what_it_enters_as() -> None:
+    class Connect:
+        async def __aenter__(self):  # type: ignore[no-untyped-def]
+            return Db("from a class")
+
+        async def __aexit__(self, *exc_info: object) -> None:
+            return None
+
+    async with TestClient(Router().lifespan(Connect).get("/", db_name)) as client:
+        assert (await client.get("/")).text == "from a class"
+
+
+async def test_router_state_after_an_unannotated_lifespan_of_another_type_is_found() -> None:
+    @asynccontextmanager
+    async def open_cache():  # type: ignore[no-untyped-def]
+        yield Cache()
+
+    router = Router().lifespan(open_cache).state(Db("registered")).get("/", db_name)
+    async with TestClient(router) as client:
+        assert (await client.get("/")).text == "registered"
+
+
+async def test_an_unannotated_lifespan_of_another_type_fails_after_entering_and_exits() -> None:
+    """The check runs once the lifespans have entered, before the client is handed out; the
+    message names the handler, the parameter and what the lifespans yielded; every lifespan
+    entered exits."""
+    log: list[str] = []
+
+    @asynccontextmanager
+    async def open_cache():  # type: ignore[no-untyped-def]
+        log.append("enter cache")
+        try:
+            yield Cache()
+        finally:
+            log.append("exit cache")
+
+    router = Router().lifespan(recording(log, "first")).lifespan(open_cache).get("/", db_name)
+    with pytest.raises(ConfigurationError) as info:
+        async with TestClient(router):
+            pytest.fail("the client was handed out")  # pragma: no cover
+    message = str(info.value)
+    assert "db_name, parameter 'db': no state of type Db is registered" in message
+    assert "open_cache yielded a Cache" in message
+    assert "Yield a Db from one of those lifespans, or register one" in message
+    assert log == ["enter first", "enter cache", "exit cache", "exit first"]
 
 
 async def plain_generator() -> AsyncIterator[None]:
@@ -318,3 +408,22 @@ async def test_request_state_finds_a_lifespans_value_from_middleware_and_depende
         assert (await client.get("/")).text == "from the lifespan"
         assert (await client.get("/missing")).status_code == 404  # unrouted: root's state
     assert seen == ["from the lifespan", "from the lifespan"]
+
+
+class DbName(FromRequest):
+    """A dependency that takes a lifespan's value with ``State[Db]``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @classmethod
+    async def from_request(cls, request: Request, db: State[Db]) -> DbName:
+        return cls(db.name)
+
+
+async def test_a_dependency_reads_an_unannotated_lifespans_value() -> None:
+    async def name(found: DbName) -> str:
+        return found.name
+
+    async with TestClient(Router().lifespan(open_db).get("/", name)) as client:
+        assert (await client.get("/")).text == "unannotated"

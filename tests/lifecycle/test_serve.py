@@ -13,12 +13,16 @@ import httpx
 import pytest
 import trio
 
-from trioframe import Response, Router, Server, Shutdown, State
+from trioframe import ConfigurationError, Response, Router, Server, Shutdown, State
 
 pytestmark = pytest.mark.loopback
 
 
 class Db:
+    pass
+
+
+class Cache:
     pass
 
 
@@ -118,3 +122,55 @@ async def test_a_failing_background_task_stops_the_server_and_serve_raises_it() 
     ):
         await server.serve()
     assert log == ["exit"]
+
+
+# -- lifespans without a return annotation -----------------------------------------------------
+async def is_db(db: State[Db]) -> Response:
+    return Response.json(isinstance(db, Db))
+
+
+async def test_serve_registers_what_an_unannotated_lifespan_yields() -> None:
+    @asynccontextmanager
+    async def open_db():  # type: ignore[no-untyped-def]
+        yield Db()
+
+    server = Server(Router().lifespan(open_db).get("/", is_db), "127.0.0.1:0")
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            [(host, port)] = await nursery.start(server.serve)
+            async with httpx.AsyncClient() as client:
+                assert (await client.get(f"http://{host}:{port}/")).json() is True
+            server.shutdown()
+
+
+def unannotated_cache(log: list[str]):  # type: ignore[no-untyped-def]
+    @asynccontextmanager
+    async def open_cache():  # type: ignore[no-untyped-def]
+        log.append("enter")
+        try:
+            yield Cache()
+        finally:
+            log.append("exit")
+
+    return open_cache
+
+
+async def test_serve_refuses_a_state_no_lifespan_yielded_before_accepting() -> None:
+    """After entering, before reporting its addresses (so before accepting anything):
+    ``ConfigurationError`` as it is, and the lifespan exited."""
+    log: list[str] = []
+    server = Server(Router().lifespan(unannotated_cache(log)).get("/", is_db), "127.0.0.1:0")
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            with pytest.raises(ConfigurationError, match="no state of type Db") as info:
+                await nursery.start(server.serve)  # started() never came
+    assert "open_cache yielded a Cache" in str(info.value)
+    assert log == ["enter", "exit"]
+
+
+def test_run_raises_the_configuration_error_of_a_state_no_lifespan_yielded() -> None:
+    log: list[str] = []
+    server = Server(Router().lifespan(unannotated_cache(log)).get("/", is_db), "127.0.0.1:0")
+    with pytest.raises(ConfigurationError, match="no state of type Db"):
+        server.run()
+    assert log == ["enter", "exit"]

@@ -4,6 +4,7 @@ sits next to the valid body it was derived from, which is accepted."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -284,3 +285,35 @@ async def test_an_empty_name_is_a_name() -> None:
     response, _ = await _post(encode([Part("", b"v")]))
     assert response.status_code == 200, response.text
     assert response.json() == [""]
+
+
+# -- logging ----------------------------------------------------------------------------------
+#: Framing python-multipart itself refuses (the other malformed cases never reach it).
+PARSER_REFUSES = [
+    "garbage after a delimiter",
+    "garbage instead of part headers",
+    "header line without a colon",
+    "delimiter without CRLF",
+]
+
+
+async def test_malformed_bodies_write_no_warnings_only_one_debug_line_each(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Any client can send malformed bodies, as many as it likes: each is a 400 and one DEBUG
+    record on ``trioframe.multipart``, never a WARNING in the server's log."""
+    caplog.set_level(logging.DEBUG)
+    rounds = 20
+    async with TestClient(_router(Calls())) as client:
+        for _ in range(rounds):
+            for case in PARSER_REFUSES:
+                body = FRAMING[case][0]
+                response = await client.post(
+                    "/u", content=body, headers={"content-type": CONTENT_TYPE}
+                )
+                assert_error(response, 400, "malformed multipart body")
+    loud = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert loud == []
+    debug = [r for r in caplog.records if r.name == "trioframe.multipart"]
+    assert len(debug) == rounds * len(PARSER_REFUSES)
+    assert all(r.levelno == logging.DEBUG for r in debug)

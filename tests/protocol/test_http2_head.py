@@ -59,6 +59,7 @@ def test_content_length_and_extended_connect() -> None:
         connect, max_header_count=100, max_header_list_size=32 * 1024, connect_protocol=True
     )
     assert head.protocol == "websocket" and head.method == b"CONNECT"
+    assert head.bodyless  # its DATA frames are the tunnel's, not a body to read
 
 
 def test_a_matching_host_field_is_kept_once() -> None:

@@ -1,7 +1,7 @@
 """A WebSocket client written out by hand, for tests that must send what no library would:
 unmasked frames, reserved opcodes, invalid UTF-8, a deflate bomb, a message and a broken frame
-in one write. It speaks over any ``trio.abc.Stream``: a loopback socket or an in-memory pair.
-``echo`` is the handler it is usually pointed at."""
+in one write. It speaks over any ``trio.abc.Stream``: a loopback socket or an in-memory pair
+(``in_memory``). ``echo`` is the handler it is usually pointed at."""
 
 from __future__ import annotations
 
@@ -9,13 +9,15 @@ import base64
 import hashlib
 import os
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import attrs
 import trio
+import trio.testing
 
-from trioframe import Message, WebSocketConnection
+from trioframe import Message, Router, ServerConfig, WebSocketConnection
+from trioframe.testing import TestClient
 
 from ..loopback._support import Served
 
@@ -195,3 +197,19 @@ async def echo(ws: WebSocketConnection) -> None:
                 await ws.send_bytes(data)
             case _:
                 pass
+
+
+@asynccontextmanager
+async def in_memory(
+    handler: Callable[[WebSocketConnection], Awaitable[None]], config: ServerConfig
+) -> AsyncIterator[WsClient]:
+    """``handler`` on ``/ws`` behind the real connection code, a raw client upgraded to it
+    over an in-memory stream pair."""
+    test_client = TestClient(Router().websocket("/ws", handler), config)
+    async with test_client, trio.open_nursery() as nursery:
+        client_end, server_end = trio.testing.memory_stream_pair()
+        nursery.start_soon(test_client.server.handle_stream, server_end, ("127.0.0.1", 9))
+        client = WsClient(client_end)
+        await client.upgrade("testserver", "/ws")
+        yield client
+        nursery.cancel_scope.cancel()

@@ -10,8 +10,7 @@ clock, in memory, the bound is checked to a tenth of a second either side."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, suppress
+from contextlib import suppress
 
 import attrs
 import pytest
@@ -20,10 +19,9 @@ import trio.testing
 
 from trioframe import Message, Router, ServerConfig, WebSocketClosed, WebSocketConnection
 from trioframe._server.websocket import RECEIVE_QUEUE
-from trioframe.testing import TestClient
 
 from ..loopback._support import serving
-from ._raw_client import BINARY, CLOSE, PING, TEXT, Frame, WsClient, echo, frame
+from ._raw_client import BINARY, CLOSE, PING, TEXT, Frame, WsClient, echo, frame, in_memory
 
 #: Every loopback test finishes well within this, and the close timeout is far past it: a
 #: Close seen in time was sent because the handler caught up, not because time ran out.
@@ -90,22 +88,6 @@ async def test_a_ping_before_a_bad_frame_is_delivered_but_not_answered() -> None
 
 # -- the bound, on the mock clock -------------------------------------------------------------
 CLOSE_TIMEOUT = 3.0
-
-
-@asynccontextmanager
-async def in_memory(
-    handler: Callable[[WebSocketConnection], Awaitable[None]], config: ServerConfig
-) -> AsyncIterator[WsClient]:
-    """``handler`` on ``/ws`` behind the real connection code, a raw client upgraded to it
-    over an in-memory stream pair."""
-    test_client = TestClient(Router().websocket("/ws", handler), config)
-    async with test_client, trio.open_nursery() as nursery:
-        client_end, server_end = trio.testing.memory_stream_pair()
-        nursery.start_soon(test_client.server.handle_stream, server_end, ("127.0.0.1", 9))
-        client = WsClient(client_end)
-        await client.upgrade("testserver", "/ws")
-        yield client
-        nursery.cancel_scope.cancel()
 
 
 @pytest.mark.parametrize(("delay", "answered"), [(2.9, True), (3.1, False)])

@@ -17,7 +17,7 @@ import trio.testing
 from wsproto.connection import Connection, ConnectionType
 from wsproto.events import CloseConnection, TextMessage
 
-from trioframe import Message, Router, Server, ServerConfig, WebSocketConnection
+from trioframe import Message, Request, Router, Server, ServerConfig, WebSocketConnection
 
 ENABLE_CONNECT_PROTOCOL = 0x8
 
@@ -225,3 +225,64 @@ async def test_a_reset_stream_closes_the_session_and_the_handler_sees_it() -> No
             await finished.wait()
     # the handler was not cancelled: it got the end of the connection as a Close (1006)
     assert len(seen) == 1 and isinstance(seen[0], Message.Close) and seen[0].code == 1006
+
+
+async def test_a_handler_taking_the_request_sees_an_empty_body_and_the_tunnel_intact() -> None:
+    """The extended CONNECT's stream carries the WebSocket's frames, not a request body: the
+    ``Request`` a handler takes reads as ``b""`` (even when asked to read), and the frames
+    the client sends after it still reach the session."""
+
+    async def handler(ws: WebSocketConnection, request: Request) -> None:
+        body = await request.read_body()
+        await ws.send_json(
+            {
+                "body": body.decode(),
+                "token": request.header("x-token"),
+                "sid": request.cookie("sid"),
+            }
+        )
+        message = await ws.recv()
+        assert isinstance(message, Message.Text)
+        await ws.send_text(f"echo: {message.text}")
+
+    with trio.fail_after(5):
+        async with serving(Router().websocket("/ws", handler)) as client:
+            ws = Connection(ConnectionType.CLIENT)
+            client.h2.send_headers(
+                1,
+                [
+                    (b":method", b"CONNECT"),
+                    (b":protocol", b"websocket"),
+                    (b":scheme", b"http"),
+                    (b":path", b"/ws"),
+                    (b":authority", b"testserver"),
+                    (b"sec-websocket-version", b"13"),
+                    (b"x-token", b"t2"),
+                    (b"cookie", b"sid=abc"),
+                ],
+            )
+            client.h2.send_data(1, ws.send(TextMessage(data="hi")))  # right behind the head
+            await client.flush()
+            assert status(await client.until(h2.events.ResponseReceived)) == 200
+            first, second = await websocket_messages(client, ws, 2)
+            assert first == TextMessage(data='{"body":"","token":"t2","sid":"abc"}')
+            assert second == TextMessage(data="echo: hi")
+
+
+async def test_messages_sent_with_the_close_are_all_answered_before_the_reply() -> None:
+    """Three messages and the Close in one DATA frame: three echoes, then the Close reply
+    (the same session as over HTTP/1.1, over the stream's DATA frames)."""
+    with trio.fail_after(5):
+        async with serving(echo_router()) as client:
+            await client.connect(b"/ws")
+            ws = Connection(ConnectionType.CLIENT)
+            assert await websocket_messages(client, ws, 1) == [TextMessage(data="Welcome!")]
+            frames = [ws.send(TextMessage(data=text)) for text in ("a", "b", "c")]
+            client.h2.send_data(1, b"".join(frames) + ws.send(CloseConnection(code=1000)))
+            await client.flush()
+            assert await websocket_messages(client, ws, 4) == [
+                TextMessage(data="echo: a"),
+                TextMessage(data="echo: b"),
+                TextMessage(data="echo: c"),
+                CloseConnection(code=1000, reason=""),
+            ]

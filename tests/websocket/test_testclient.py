@@ -310,6 +310,40 @@ async def test_client_and_call_headers_are_sent() -> None:
             assert await ws.receive_json() == {"origin": "http://x", "x-token": "t1"}
 
 
+async def upgrade_request(ws: WebSocketConnection, request: Request) -> None:
+    """What a handler porting from Starlette reads off the upgrade request."""
+    await ws.send_json(
+        {
+            "x-token": request.header("x-token"),
+            "sid": request.cookie("sid"),
+            "client": list(request.client) if request.client else None,
+            "body": request.body.decode(),
+            "read": (await request.read_body()).decode(),
+        }
+    )
+    async for message in ws:  # the connection goes on as usual
+        if isinstance(message, Message.Text):
+            await ws.send_text(f"echo: {message.text}")
+
+
+async def test_a_websocket_handler_may_take_the_upgrade_request() -> None:
+    """Its headers, cookies and client address as sent; its body empty, read or not."""
+    router = Router().websocket("/ws", upgrade_request)
+    async with TestClient(router, client=("203.0.113.7", 4711)) as client:
+        client.cookies.set("sid", "abc")
+        async with client.websocket("/ws", headers={"x-token": "t1"}) as ws:
+            with trio.fail_after(30):
+                assert await ws.receive_json() == {
+                    "x-token": "t1",
+                    "sid": "abc",
+                    "client": ["203.0.113.7", 4711],
+                    "body": "",
+                    "read": "",
+                }
+                await ws.send_text("hi")
+                assert await ws.receive_text() == "echo: hi"
+
+
 async def test_ping_brings_a_pong() -> None:
     async with client_for(Router().websocket("/ws", echo)) as client, client.websocket("/ws") as ws:
         assert await ws.receive_text() == "Welcome!"

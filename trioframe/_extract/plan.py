@@ -41,9 +41,9 @@ from .sources import (
     or_error,
     path_step,
     query_step,
-    state_step,
     strip_error,
 )
+from .state import LateState, state_step
 
 __all__ = ["HandlerPlan", "build_plan"]
 
@@ -235,6 +235,7 @@ class _Planner:
     multipart: MultipartConfig
     websocket: bool
     max_json_size: int
+    late_states: list[LateState]
     form_reading: FormReading = attrs.Factory(FormReading)
     readers: list[tuple[str, str]] = attrs.Factory(list)
     planned: dict[type, Step] = attrs.Factory(dict)
@@ -250,6 +251,7 @@ class _Planner:
             dependency=dependency,
             multipart=self.multipart,
             form_reading=self.form_reading,
+            late_states=self.late_states,
         )
 
     def step_for(self, ctx: StepContext, annotation: Any) -> Step:
@@ -268,7 +270,7 @@ class _Planner:
             raise ctx.fail("WebSocketConnection is only available to a WebSocket handler itself")
         reader = _body_reader(annotation)
         if reader is not None:
-            if self.websocket:
+            if self.websocket and reader != "Request":  # a Request's body is b"" there
                 raise ctx.fail("a WebSocket upgrade request has no body to extract")
             where = f"{ctx.parameter!r}"
             if ctx.dependency is not None:
@@ -326,10 +328,13 @@ def build_plan(
     *,
     websocket: bool = False,
     max_json_size: int = 256 * 1024,
+    late_states: list[LateState] | None = None,
 ) -> HandlerPlan:
     """Analyse ``handler`` once. Raises ``ConfigurationError`` for a non-async handler or a
     parameter no extractor understands; for a WebSocket handler (``websocket=True``) also
-    when it does not take exactly one ``WebSocketConnection`` or takes a body extractor."""
+    when it does not take exactly one ``WebSocketConnection`` or takes a body extractor
+    (``Request`` is not one there: an upgrade request's body is empty). The ``State[T]``
+    steps to decide once the lifespans have entered are added to ``late_states``."""
     name = _handler_name(handler)
     call = handler if inspect.isroutine(handler) else type(handler).__call__
     if not inspect.iscoroutinefunction(call):
@@ -341,7 +346,13 @@ def build_plan(
             f"cannot resolve the annotations of handler {name}: {exc}"
         ) from exc
     planner = _Planner(
-        name, route_params, states, multipart or MultipartConfig(), websocket, max_json_size
+        name,
+        route_params,
+        states,
+        multipart or MultipartConfig(),
+        websocket,
+        max_json_size,
+        [] if late_states is None else late_states,
     )
     steps: list[tuple[str, Step]] = []
     sockets: list[str] = []

@@ -3,8 +3,9 @@ is frozen, each returning the step that runs per request.
 
 A step is ``async (request) -> value`` and raises ``Error`` with the statuses docs/extractors.md
 lists ("Failure statuses and the error body"). Shape checks that can be done without a request (a ``Path[T]`` whose
-fields are not the route's parameters, a ``State[T]`` nobody registered) raise
-``ConfigurationError`` here, at freeze time.
+fields are not the route's parameters) raise ``ConfigurationError`` here, at freeze time.
+``State[T]`` has a module of its own (``state.py``): it may be decided after the lifespans
+have entered.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import operator
 import types
 import typing
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import cattrs
@@ -31,7 +32,6 @@ from .._errors import (
     ValidationError,
 )
 from .._http.url import QueryDecoder
-from .._lifespan import Lifespan
 from .._multipart.decoder import MultipartConfig
 from .._multipart.fields import FormReading, read_form_fields
 from .._request import Request
@@ -40,6 +40,9 @@ from .check import unwrap as _unwrap
 from .convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
 from .markers import Body
 from .shapes import is_fixed_tuple, is_sequence
+
+if TYPE_CHECKING:
+    from .state import LateState
 
 __all__ = ["MAX_JSON_DEPTH", "Step", "StepContext"]
 
@@ -57,8 +60,9 @@ class StepContext:
     """What a factory may look at: the handler's name (for messages), the parameter, the
     route's parameter names, the registered state values (outermost router first), the
     largest JSON body ``Json[T]`` parses, the ``FromRequest`` dependency whose parameter this
-    is (``None`` for the handler's own), the route's multipart limits, and how ``Form`` reads
-    a multipart body in this plan."""
+    is (``None`` for the handler's own), the route's multipart limits, how ``Form`` reads
+    a multipart body in this plan, and where the ``State[T]`` steps decided once the
+    lifespans have entered are collected (the app's list)."""
 
     handler: str
     parameter: str
@@ -68,6 +72,7 @@ class StepContext:
     dependency: str | None = None
     multipart: MultipartConfig = attrs.Factory(MultipartConfig)
     form_reading: FormReading = attrs.Factory(FormReading)
+    late_states: list[LateState] = attrs.Factory(list)
 
     def fail(self, reason: str) -> ConfigurationError:
         """The startup error for this parameter, naming the handler (and the dependency)."""
@@ -379,25 +384,7 @@ def _require_media_type(request: Request, accepts: Callable[[str], bool], wanted
         raise UnsupportedMediaType(f"expected Content-Type {wanted}")
 
 
-# -- State, Extension and the class-based kinds ----------------------------------------------
-def state_step(ctx: StepContext, kind: Any) -> Step:
-    for found in ctx.states:
-        if isinstance(found, Lifespan):  # its value exists once the lifespan is entered
-            step = found.state_step(kind)
-            if step is not None:
-                return step
-        elif isinstance(found, kind):
-            return _constant_step(found)
-    raise ctx.fail(f"no state of type {getattr(kind, '__name__', kind)} is registered")
-
-
-def _constant_step(value: Any) -> Step:
-    async def constant(_: Request) -> Any:
-        return value
-
-    return constant
-
-
+# -- Extension and the class-based kinds (State: ``state.py``) ---------------------------------
 def extension_step(ctx: StepContext, kind: Any) -> Step:
     name = getattr(kind, "__name__", repr(kind))
 

@@ -8,10 +8,15 @@ Part headers are kept as the bytes received. Content-Disposition and Content-Typ
 as UTF-8 (what browsers send) with ``parse_header_parameters``: a value that is not UTF-8,
 malformed or ambiguous parameters, a repeated one of these headers, and a control character
 in any header value are 400.
+
+python-multipart logs a WARNING for each malformed body it refuses; any client can send
+those, so the parser's records go to the ``trioframe.multipart`` logger at DEBUG instead (one
+per malformed body): the client's 400 is the answer, the server's log is not the place.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -28,6 +33,17 @@ KiB = 1024
 MiB = 1024 * KiB
 MAX_BOUNDARY = 70  # RFC 2046 section 5.1.1
 _CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # in a header value; HTAB is allowed
+
+
+class _AtDebug(logging.LoggerAdapter[logging.Logger]):
+    """A logger for python-multipart's parser that records everything at DEBUG level: what it
+    reports is the client's malformed input, which the client hears about as a 400."""
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        super().log(logging.DEBUG, msg, *args, **kwargs)
+
+
+_PARSER_LOG = _AtDebug(logging.getLogger("trioframe.multipart"))
 
 
 def _positive(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
@@ -138,6 +154,7 @@ class MultipartDecoder:
             max_header_count=config.max_part_header_size,
             max_header_size=config.max_part_header_size + 64,
         )
+        self._parser.logger = _PARSER_LOG  # type: ignore[assignment]  # an adapter, same calls
 
     def feed(self, chunk: bytes) -> list[Event]:
         """Events decoded from ``chunk``. Raises ``PayloadTooLarge`` or ``BadRequest``."""

@@ -7,7 +7,8 @@ other streams. A ``MalformedHead`` carries the status the stream is answered wit
 
 What the app sees is what an HTTP/1.1 request would give it: ``:method`` and ``:path`` become
 the method and target, ``:authority`` becomes the ``Host`` header, cookie fields are joined
-into one (section 8.2.3). Nothing here imports trio.
+into one (section 8.2.3); an extended CONNECT (RFC 8441) has no body. Nothing here imports
+trio.
 """
 
 from __future__ import annotations
@@ -102,6 +103,9 @@ def read_request_head(
         headers=fields,
         content_length=_content_length(fields),
         protocol=None if protocol is None else protocol.decode("latin-1"),
+        # An extended CONNECT's DATA frames carry the tunnel (RFC 8441 section 5), never a
+        # request body: whoever asks for the body gets b"" and the tunnel's bytes stay put.
+        bodyless=protocol is not None,
     )
 
 

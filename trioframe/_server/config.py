@@ -128,8 +128,9 @@ class ServerConfig:
     #: A peer that has not answered a keep-alive ping this long after it is dropped.
     websocket_ping_timeout: float = attrs.field(default=20.0, validator=_positive)
     #: Longest wait for the peer's Close after the server's, and the grace a handler gets
-    #: (with ``cancel_on_disconnect``) after its connection has ended; also the longest a
-    #: connection that fails waits for the handler to answer the messages before the bad frame.
+    #: (with ``cancel_on_disconnect``) after its connection has ended; also the longest the
+    #: server waits for the handler to answer the messages that came before the peer's Close
+    #: (then it replies) or before a bad frame (then it fails the connection).
     websocket_close_timeout: float = attrs.field(default=10.0, validator=_positive)
     #: Origins allowed to open a WebSocket (``None``: any; ``"*"`` in the list: any) → 403.
     websocket_allowed_origins: tuple[str, ...] | None = attrs.field(

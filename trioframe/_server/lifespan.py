@@ -1,20 +1,21 @@
 """Running an app's lifespans: the app nursery, entering in order, exiting in reverse.
 
-``Lifecycle(lifespans).running()`` is an async context manager around everything that serves.
-Entering opens the app nursery in a task of its own (so its tasks can be cancelled without
-cancelling the caller) and enters each lifespan in order, registering what it yields as state.
-Leaving cancels the app nursery's tasks and waits until they have finished, then exits the
-lifespans in reverse order: a background task never outlives what a lifespan closes.
+``Lifecycle(lifespans, check).running()`` is an async context manager around everything that
+serves. Entering opens the app nursery in a task of its own (so its tasks can be cancelled
+without cancelling the caller), enters each lifespan in order, registering what it yields as
+state, then runs ``check`` (``App.check_late_state``: the state known only now). Leaving
+cancels the app nursery's tasks and waits until they have finished, then exits the lifespans
+in reverse order: a background task never outlives what a lifespan closes.
 
-An exception while entering exits the lifespans entered so far (in reverse) and is raised as
-it is, not in an exception group; ``failed`` then names the lifespan. A task of the app
-nursery that raises cancels the caller (the server) and comes out in an exception group, as
-from any trio nursery.
+An exception while entering, or from ``check``, exits the lifespans entered so far (in
+reverse) and is raised as it is, not in an exception group; ``failed`` then names the lifespan
+that raised (``None`` when ``check`` did). A task of the app nursery that raises cancels the
+caller (the server) and comes out in an exception group, as from any trio nursery.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 
 import trio
@@ -25,10 +26,12 @@ __all__ = ["Lifecycle"]
 
 
 class Lifecycle:
-    """The lifespans of one frozen app, in the order they are entered."""
+    """The lifespans of one frozen app, in the order they are entered, and the ``check`` to
+    run once they all have (it raises what should stop the server from starting)."""
 
-    def __init__(self, lifespans: Sequence[Lifespan]) -> None:
+    def __init__(self, lifespans: Sequence[Lifespan], check: Callable[[], None]) -> None:
         self.lifespans = tuple(lifespans)
+        self.check = check
         #: the lifespan whose entering raised, once one has
         self.failed: Lifespan | None = None
 
@@ -51,6 +54,7 @@ class Lifecycle:
                 async with AsyncExitStack() as stack:
                     try:
                         await self._enter_all(stack, app_nursery)
+                        self.check()
                         yield
                     finally:
                         app_nursery.cancel_scope.cancel()

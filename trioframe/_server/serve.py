@@ -113,7 +113,9 @@ class Server:
         nursery's tasks have finished.
 
         Raises ``OSError`` when the address cannot be bound, ``ConfigurationError`` for a
-        broken router, and what a lifespan raised while entering, as it is. Returns ``None``
+        broken router (a ``State[T]`` that only lifespans without a return annotation could
+        provide is checked once they have entered: then they exit first), and what a lifespan
+        raised while entering, as it is. Returns ``None``
         after a graceful shutdown. Installs no signal handlers. Cancelling it closes every
         connection at once (no grace period); the lifespans then exit under that
         cancellation."""
@@ -131,7 +133,7 @@ class Server:
             listeners = await trio.open_tcp_listeners(self.port, host=self.host)
         else:
             listeners = [trio.SocketListener(trio.socket.from_stdlib_socket(s)) for s in sockets]
-        lifecycle = self._lifecycle = Lifecycle(state.app.lifespans)
+        lifecycle = self._lifecycle = Lifecycle(state.app.lifespans, state.app.check_late_state)
         try:
             addresses = [_sockname(listener) for listener in listeners]
             scheme = "http" if self.config.tls is None else "https"

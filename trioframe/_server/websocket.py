@@ -16,9 +16,11 @@ reach the wire in the order it was produced) and is bounded by ``send_timeout``:
 cancel scope per write (measurably slow on the echo path), the writer records when it started
 and a watchdog task closes the stream under a write that has not finished in time. When the
 connection is over (close handshake done, peer gone, protocol error, dead peer) the queue is
-closed and the final ``Message.Close`` waits behind whatever the handler has not read yet. A
-connection that fails (protocol error, oversized message) first lets the handler answer the
-messages it was sent before the bad frame (``_fail``).
+closed and the final ``Message.Close`` waits behind whatever the handler has not read yet.
+When the peer sends Close, or a connection fails (protocol error, oversized message), the
+handler first answers the messages that came before it (``_let_handler_catch_up``), then the
+server's Close goes out: after the peer's Close, data messages may still be sent until then
+(RFC 6455 section 5.5.1, ``HalfClosingConnection``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from contextlib import suppress
 from typing import Any
 
 import trio
-from wsproto.connection import Connection, ConnectionState, ConnectionType
+from wsproto.connection import ConnectionState, ConnectionType
 from wsproto.events import (
     BytesMessage,
     CloseConnection,
@@ -40,8 +42,10 @@ from wsproto.events import (
 )
 from wsproto.utilities import LocalProtocolError
 
+from .._websocket.assembly import MessageAssembler, MessageTooLarge
 from .._websocket.connection import WebSocketClosed, WebSocketConnection
-from .._websocket.messages import Binary, Close, Message, Text
+from .._websocket.half_closing import HalfClosingConnection
+from .._websocket.messages import Close, Message
 from .._websocket.messages import Ping as PingMessage
 from .._websocket.messages import Pong as PongMessage
 from .config import ServerConfig
@@ -73,18 +77,20 @@ class ServerSession:
     ) -> None:
         self._stream = stream
         self._config = config
-        self._ws = Connection(ConnectionType.SERVER, extensions)
+        self._ws = HalfClosingConnection(ConnectionType.SERVER, extensions)
         self._send_lock = trio.StrictFIFOLock()
         self._writing_since: float | None = None  # when the write in progress began
         self._writes = 0  # writes begun so far: tells the watchdog one write from the next
         self._inbox_writer, self._inbox = trio.open_memory_channel[Message](RECEIVE_QUEUE)
         self._final: Close | None = None  # delivered once the queue is drained
+        self._receiving = True  # the queue is open: messages may still come
+        self._close_delivered = False  # the handler has the final Close: its sends are over
         self._ended = trio.Event()
         self._end_code = 1006
         self._end_reason = ""
-        self._pieces = bytearray()  # a data message that came in pieces, so far (text as UTF-8)
+        self._assembler = MessageAssembler(config.websocket_max_message_size)
         self._pong = trio.Event()
-        self._delivering = False  # the reader waits for the handler to make room
+        self._reader_waits = False  # for the handler (to make room, to catch up), not the peer
         self._queued = 0  # messages put in the queue so far
         self._asked = 0  # calls of receive() so far: one more than _queued once caught up
         self._caught_up: trio.Event | None = None  # set when the handler has caught up
@@ -137,15 +143,24 @@ class ServerSession:
         if self._nursery is not None and self._ws.state is ConnectionState.OPEN:
             self._nursery.start_soon(self.close, *_GOING_AWAY)
 
+    def _stop_receiving(self, code: int, reason: str) -> None:
+        """No more messages: the handler drains its queue, gets ``Message.Close(code,
+        reason)``, then ``None``. Sends may still go out (until ``_end``)."""
+        if self._receiving:
+            self._receiving = False
+            self._end_code, self._end_reason = code, reason
+            self._final = Close(code, reason)
+            self._inbox_writer.close()
+
     def _end(self, code: int, reason: str, final: Close) -> None:
         """The connection is over: no more bytes either way. The handler drains its queue,
-        gets ``final``, then ``None``; with ``cancel_on_disconnect`` a handler still running
-        ``websocket_close_timeout`` later is cancelled."""
+        gets ``final`` (unless the peer's Close came first), then ``None``; with
+        ``cancel_on_disconnect`` a handler still running ``websocket_close_timeout`` later is
+        cancelled."""
         if self._ended.is_set():
             return
+        self._stop_receiving(final.code, final.reason)
         self._end_code, self._end_reason = code, reason
-        self._final = final
-        self._inbox_writer.close()
         self._ended.set()
         if self._config.cancel_on_disconnect and self._nursery is not None:
             self._nursery.start_soon(self._cancel_lingering_handler)
@@ -161,7 +176,8 @@ class ServerSession:
 
     # -- the handler's side ---------------------------------------------------------------------
     async def receive(self) -> Message | None:
-        """The next message; the final ``Close`` once; then ``None``."""
+        """The next message; the final ``Close`` once (from then on the handler's sends raise
+        ``WebSocketClosed``); then ``None``."""
         self._asked += 1
         if self._caught_up is not None and self._asked > self._queued:
             self._caught_up.set()
@@ -169,6 +185,7 @@ class ServerSession:
             return await self._inbox.receive()
         except trio.EndOfChannel:
             final, self._final = self._final, None
+            self._close_delivered = True
             return final
 
     async def send_message(self, data: str | bytes) -> None:
@@ -189,14 +206,17 @@ class ServerSession:
 
     # -- writing --------------------------------------------------------------------------------
     async def _send_event(self, *events: Event, raise_closed: bool = False) -> None:
-        """Serialize ``events`` and write them in one go, under the send lock."""
+        """Serialize ``events`` and write them in one go, under the send lock. A handler's
+        send (``raise_closed``) raises ``WebSocketClosed`` when it cannot go out: the
+        connection has ended, or the handler has been given the final Close."""
         lock = self._send_lock
         try:
             lock.acquire_nowait()  # uncontended: no extra trip through the scheduler
         except trio.WouldBlock:
             await lock.acquire()
         try:
-            data = None if self._ended.is_set() else self._serialize(events)
+            over = self._ended.is_set() or (raise_closed and self._close_delivered)
+            data = None if over else self._serialize(events)
             if data is None:
                 if raise_closed:
                     raise WebSocketClosed(self._end_code, self._end_reason)
@@ -268,8 +288,8 @@ class ServerSession:
         for event in events:
             if type(event) is TextMessage or type(event) is BytesMessage:
                 try:
-                    message = self._assemble(event)
-                except _TooLarge as error:
+                    message = self._assembler.add(event)
+                except MessageTooLarge as error:
                     await self._fail(1009, str(error))
                     return
                 if message is not None and not self._discard:
@@ -294,42 +314,14 @@ class ServerSession:
             answered = pings if len(pings) <= PING_FLOOD else pings[-1:]
             await self._send_event(*[ping.response() for ping in answered])
 
-    def _assemble(self, event: TextMessage | BytesMessage) -> Message | None:
-        """Add a piece of a data message; the whole message once its last piece is in.
-        Raises ``_TooLarge`` when the message so far is over the limit.
-
-        A message that arrives whole (the usual case) is taken as wsproto hands it over; text
-        is not encoded to be measured while even 4 UTF-8 bytes per character stay within the
-        limit. The pieces of any other message go into one buffer, text encoded to UTF-8, so
-        that its memory follows its size in bytes however many pieces it comes in (a flood of
-        empty continuation frames adds nothing)."""
-        limit = self._config.websocket_max_message_size
-        data = event.data
-        if event.message_finished and not self._pieces:
-            if isinstance(data, str):
-                if 4 * len(data) > limit and len(data.encode()) > limit:
-                    raise _TooLarge(limit)
-                return Text(data)
-            if len(data) > limit:
-                raise _TooLarge(limit)
-            return Binary(bytes(data))
-        piece = data.encode() if isinstance(data, str) else data
-        if len(self._pieces) + len(piece) > limit:
-            raise _TooLarge(limit)
-        self._pieces += piece
-        if not event.message_finished:
-            return None
-        whole, self._pieces = self._pieces, bytearray()
-        return Text(whole.decode()) if type(event) is TextMessage else Binary(bytes(whole))
-
     async def _deliver(self, message: Message) -> None:
         """Wait for room in the full queue (the handler is behind): meanwhile nothing is read,
         and TCP flow control slows the peer down."""
-        self._delivering = True
+        self._reader_waits = True
         try:
             await self._inbox_writer.send(message)
         finally:
-            self._delivering = False
+            self._reader_waits = False
 
     def _offer(self, message: Message) -> None:
         """Deliver a control message if the queue has room (they are never worth blocking
@@ -342,23 +334,34 @@ class ServerSession:
         code, reason = int(event.code), event.reason or ""
         state = self._ws.state
         if state is ConnectionState.REMOTE_CLOSING:  # the peer started the closing handshake
-            await self._send_event(event.response())
+            self._stop_receiving(code, reason)
+            await self._let_handler_catch_up()
+            await self._send_event(event.response())  # the same code, echoed
             self._end(code, reason, Close(code, reason))
         elif state is ConnectionState.CLOSED:  # the peer's reply to our Close
             self._end(code, reason, Close(code, reason))
         else:  # wsproto reports a protocol error as a Close it "received" in OPEN state
             await self._fail(code, reason)
 
-    async def _fail(self, code: int, reason: str) -> None:
-        """A protocol error or an oversized message: send Close with ``code`` (best effort),
-        then drop the TCP connection. Nothing more is read, but the handler first gets up to
-        ``websocket_close_timeout`` to take the messages that came before the bad frame and
-        ask for the next one, so that its replies to them go out before the Close."""
+    async def _let_handler_catch_up(self) -> None:
+        """Before the server's Close: give the handler up to ``websocket_close_timeout`` to
+        take the messages queued so far and ask for the next one (or to finish), so that its
+        replies to them go out first. No wait when it has nothing left to answer."""
         behind = self._queued and self._asked <= self._queued  # a message not yet answered
         if behind and not self._discard:
             self._caught_up = trio.Event()
-            with trio.move_on_after(self._config.websocket_close_timeout):
-                await self._caught_up.wait()
+            self._reader_waits = True
+            try:
+                with trio.move_on_after(self._config.websocket_close_timeout):
+                    await self._caught_up.wait()
+            finally:
+                self._reader_waits = False
+
+    async def _fail(self, code: int, reason: str) -> None:
+        """A protocol error or an oversized message: send Close with ``code`` (best effort),
+        then drop the TCP connection. Nothing more is read, but the handler first answers the
+        messages that came before the bad frame (``_let_handler_catch_up``)."""
+        await self._let_handler_catch_up()
         with trio.move_on_after(self._config.websocket_close_timeout):
             if self._ws.state is ConnectionState.OPEN:
                 short = reason.encode()[:120].decode(errors="ignore")
@@ -373,7 +376,7 @@ class ServerSession:
     async def _keepalive(self) -> None:
         """Ping every ``websocket_ping_interval``; a peer that does not answer within
         ``websocket_ping_timeout`` is dropped (unless the reader is only waiting for the
-        handler to read, which is backpressure, not a dead peer)."""
+        handler, to read or to answer before a Close: backpressure, not a dead peer)."""
         config = self._config
         next_ping = trio.current_time() + config.websocket_ping_interval
         while True:
@@ -389,17 +392,10 @@ class ServerSession:
                 return
             with trio.move_on_after(config.websocket_ping_timeout):
                 await self._pong.wait()
-            if not self._pong.is_set() and not self._delivering:
+            if not self._pong.is_set() and not self._reader_waits:
                 log.info("WebSocket peer did not answer a ping in time: dropping it")
                 await self._abort(1006, "keepalive ping timeout", Close(1006, ""))
                 return
-
-
-class _TooLarge(Exception):
-    """A data message over ``websocket_max_message_size``: the connection fails with 1009."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"message larger than {limit} bytes")
 
 
 def _only_closed(error: Exception) -> bool:

@@ -79,7 +79,8 @@ class TestClient:
     are those of ``httpx.AsyncClient``; ``client.websocket(path)`` opens a WebSocket (see
     ``TestHttpClient``). Leaving sets the ``Shutdown`` signal and cancels any connection
     still open. The router's lifespans are entered before the client is returned (what one
-    raises while entering is raised here) and exited on leaving, after the connections.
+    raises while entering is raised here, as is the ``ConfigurationError`` of a ``State[T]``
+    that no lifespan yielded) and exited on leaving, after the connections.
 
     ``tls=True`` runs every connection over TLS, still in memory: the server gets a
     certificate for the base URL's host from a throwaway CA the client trusts (the
@@ -127,7 +128,7 @@ class TestClient:
     async def __aenter__(self) -> TestHttpClient:
         state = self.server._prepare()
         state.renew_shutdown()
-        self._lifespans = Lifecycle(state.app.lifespans).running()
+        self._lifespans = Lifecycle(state.app.lifespans, state.app.check_late_state).running()
         await self._lifespans.__aenter__()
         try:
             self._nursery_manager = trio.open_nursery()
