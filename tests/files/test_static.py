@@ -4,6 +4,7 @@ normalizes the path first), index files, precompressed siblings, headers, nestin
 from __future__ import annotations
 
 import gzip
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -162,3 +163,117 @@ async def test_head_and_ranges_work_on_static_files(site: Path) -> None:
             "/static/app.js", headers={"range": "bytes=0-6", "accept-encoding": "identity"}
         )
         assert ranged.status_code == 206 and ranged.content == APP_JS[:7]
+
+
+@pytest.fixture
+def linked_site(site: Path) -> Path:
+    """``site`` with symlinks of every shape: relative, absolute, chained, through ``..``,
+    to directories, in loops, into and out of the directory."""
+    outside = site.parent / "outside.txt"
+    links = {
+        "rel-in.txt": "docs/a.txt",
+        "chain.txt": "rel-in.txt",
+        "docs/up.txt": "../index.html",
+        "docs/up-down.txt": "../docs/../docs/a.txt",
+        "dir-in": "docs",
+        "self": ".",
+        "abs-root": str(site),
+        "abs-in.txt": str(site / "docs" / "a.txt"),
+        "out-and-back.txt": "../site/docs/a.txt",  # leaves the directory by name, comes back
+        "docs/esc.txt": "../../outside.txt",
+        "docs/deep-esc.txt": "../docs/../../outside.txt",
+        "abs-out.txt": str(outside),
+        "dir-rel-out": "..",
+        "loop-a": "loop-b",
+        "loop-b": "loop-a",
+        "dangling.txt": "missing.txt",
+        "file-as-dir": "app.js/",
+        "docs/index-link": "../index.html",
+        "app2.js": "app.js",
+        "app2.js.gz": str(outside),  # a sibling out of the directory is never sent
+        "out.html.gz": "app.js.gz",
+    }
+    for name, target in links.items():
+        (site / name).symlink_to(target)
+    (site / "out.html").symlink_to(outside)
+    os.mkfifo(site / "pipe")
+    return site
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/s/rel-in.txt", b"a"),
+        ("/s/chain.txt", b"a"),
+        ("/s/docs/up.txt", b"<h1>home</h1>"),
+        ("/s/docs/up-down.txt", b"a"),
+        ("/s/dir-in/a.txt", b"a"),
+        ("/s/dir-in/", b"<h1>docs</h1>"),
+        ("/s/self/self/self/docs/a.txt", b"a"),
+        ("/s/abs-root/docs/a.txt", b"a"),
+        ("/s/abs-root/", b"<h1>home</h1>"),
+        ("/s/abs-in.txt", b"a"),
+        ("/s/out-and-back.txt", b"a"),
+        ("/s/app2.js", APP_JS),
+    ],
+)
+async def test_symlinks_that_stay_inside_are_served(
+    linked_site: Path, path: str, body: bytes
+) -> None:
+    async with TestClient(Router().static("/s", linked_site, precompressed=False)) as client:
+        response = await client.get(path)
+    assert (response.status_code, response.content) == (200, body)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/s/docs/esc.txt",
+        "/s/docs/deep-esc.txt",
+        "/s/abs-out.txt",
+        "/s/dir-rel-out/outside.txt",
+        "/s/dir-rel-out/",
+        "/s/loop-a",
+        "/s/dangling.txt",
+        "/s/file-as-dir",  # a target ending in "/" that is a file
+        "/s/out.html",
+        "/s/pipe",
+        "/s/app.js/x",
+    ],
+)
+async def test_symlinks_out_and_what_is_not_a_file_are_404(linked_site: Path, path: str) -> None:
+    async with TestClient(Router().static("/s", linked_site)) as client:
+        response = await client.get(path)
+    assert response.status_code == 404
+    assert response.json()["status"] == 404
+    assert b"outside" not in response.content
+
+
+async def test_precompressed_siblings_are_opened_beneath_the_directory(linked_site: Path) -> None:
+    async with TestClient(Router().static("/s", linked_site)) as client:
+        gzip_ok = {"accept-encoding": "gzip"}
+        app2 = await client.get("/s/app2.js", headers=gzip_ok)  # its .gz: a symlink out
+        assert "content-encoding" not in app2.headers and app2.content == APP_JS
+        out = await client.get("/s/out.html", headers=gzip_ok)  # a sibling inside, the file out
+        assert out.status_code == 404
+
+
+async def test_an_index_is_opened_beneath_the_directory(linked_site: Path) -> None:
+    inside = Router().static("/s", linked_site, index="index-link")
+    async with TestClient(inside) as client:
+        assert (await client.get("/s/docs/")).content == b"<h1>home</h1>"
+        assert (await client.get("/s/")).status_code == 404  # no index-link at the top
+    (linked_site / "empty" / "index.html").symlink_to(linked_site.parent / "outside.txt")
+    async with TestClient(Router().static("/s", linked_site)) as client:
+        assert (await client.get("/s/empty/")).status_code == 404
+
+
+async def test_follow_symlinks_still_follows_every_link(linked_site: Path) -> None:
+    router = Router().static("/s", linked_site, follow_symlinks=True, precompressed=False)
+    async with TestClient(router) as client:
+        assert (await client.get("/s/docs/esc.txt")).content == b"outside"
+        assert (await client.get("/s/abs-out.txt")).content == b"outside"
+        assert (await client.get("/s/dir-rel-out/outside.txt")).content == b"outside"
+        assert (await client.get("/s/chain.txt")).content == b"a"
+        assert (await client.get("/s/loop-a")).status_code == 404
+        assert (await client.get("/s/pipe")).status_code == 404

@@ -211,10 +211,11 @@ async def _serve(case: ConnectionInput, config: ServerConfig, records: _ErrorRec
 
 
 # -- the oracle ---------------------------------------------------------------------------------
-def check(run: Run) -> None:
-    """Raise ``AssertionError`` unless the server behaved on this connection."""
+def check(run: Run, limits: Limits = LIMITS) -> None:
+    """Raise ``AssertionError`` unless the server behaved on this connection, served with
+    ``limits`` (those of ``CONFIG`` unless its config had others)."""
     assert not run.logged, "the server logged an error with a traceback:\n" + "\n".join(run.logged)
-    reference = parse_stream(run.delivered, LIMITS)
+    reference = parse_stream(run.delivered, limits)
     heads = _check_calls(run, reference)
     responses, interim = parse_responses(run.output, [call.method for call in run.calls])
     assert not interim or run.eof, f"the output ends with {interim} and no final response"

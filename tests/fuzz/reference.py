@@ -284,8 +284,11 @@ class _Parser:
         elif lengths:
             if len(lengths) > 1 or not lengths[0].isdigit():
                 raise _Rejected("more than one Content-Length, or an invalid one", start)
-            must_accept = len(lengths[0]) <= 18  # a longer one is over any body limit
-            framing = int(lengths[0]) if must_accept else self.limits.max_body_size + 1
+            must_accept = len(lengths[0]) <= 18
+            significant = lengths[0].lstrip(b"0")  # (leading zeros may be many)
+            framing = self.limits.max_body_size + 1  # past 18 digits: over any body limit
+            if len(significant) <= 18:
+                framing = int(significant or b"0")
         expects, empty_expects = members(b"expect")
         if empty_expects or any(value != b"100-continue" for value in expects):
             must_accept = False

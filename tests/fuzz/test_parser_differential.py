@@ -23,8 +23,9 @@ response gets out; neither is the parser's doing. Both are exercised on each par
 fuzz target itself (``test_http1_fuzz.py``), which the test session runs once per parser.
 
 The inputs: the whole hostile seed corpus (``corpus/http1``), the fuzz target's reproducers,
-heads each parser judges differently on its own (cases below), and the fuzz target's own
-generator (structured requests, mutated). Each run is also judged by the fuzz oracle
+heads each parser judges differently on its own (cases below, Content-Lengths of thousands of
+digits among them, with a larger head limit), and the fuzz target's own generator
+(structured requests, mutated). Each run is also judged by the fuzz oracle
 (``http1_harness.check``), so agreeing on a wrong answer fails too.
 """
 
@@ -37,7 +38,15 @@ import pytest
 from hypothesis import given
 
 from tests.fuzz._settings import fuzz_settings
-from tests.fuzz.http1_harness import CONFIG, Behaviour, ConnectionInput, Run, check, serve
+from tests.fuzz.http1_harness import (
+    CONFIG,
+    LIMITS,
+    Behaviour,
+    ConnectionInput,
+    Run,
+    check,
+    serve,
+)
 from tests.fuzz.http1_inputs import CORPUS, connection_inputs
 from tests.fuzz.responses import ServerResponse, parse_responses
 from tests.fuzz.test_http1_fuzz import REPRODUCERS
@@ -103,6 +112,14 @@ def test_the_fuzz_reproducers(name: str) -> None:
 
 _GET = b"GET / HTTP/1.1\r\nHost: t\r\n"
 
+
+def _body_of_3_then_get(digits: int) -> bytes:
+    """A GET with the body ``abc``, its Content-Length written with ``digits`` digits
+    (leading zeros), then another GET."""
+    length = b"3".zfill(digits)
+    return _GET + b"Content-Length: " + length + b"\r\n\r\nabc" + _GET + b"\r\n"
+
+
 #: Heads where llhttp's own verdict differs from h11's: each must still be h11's.
 PARSER_DISAGREEMENTS = {
     "a method llhttp does not know": b"BREW / HTTP/1.1\r\nHost: t\r\n\r\n",
@@ -124,6 +141,8 @@ PARSER_DISAGREEMENTS = {
     b"Transfer-Encoding: chunked\r\n\r\n3 ; a = b\r\nabc\r\n0\r\n\r\n" + _GET + b"\r\n",
     "a 21-digit Content-Length": _GET + b"Content-Length: " + b"1" * 21 + b"\r\n\r\n",
     "a Content-Length past 2**64": _GET + b"Content-Length: 99999999999999999999\r\n\r\n",
+    "a 20-digit Content-Length of a small value": _body_of_3_then_get(digits=20),
+    "a 21-digit Content-Length of a small value": _body_of_3_then_get(digits=21),
     "trailing whitespace in a value": _GET + b"X: a \t\r\n\r\n" + _GET + b"\r\n",
     "an upgrade with a body": b"POST / HTTP/1.1\r\nHost: t\r\nConnection: upgrade\r\n"
     b"Upgrade: x\r\nContent-Length: 3\r\n\r\nabc" + _GET + b"\r\n",
@@ -145,6 +164,27 @@ PARSER_DISAGREEMENTS = {
 def test_heads_the_parsers_judge_differently(name: str) -> None:
     for case in _with_each_behaviour(PARSER_DISAGREEMENTS[name]):
         assert_same(case)
+
+
+#: Content-Lengths with as many digits as Python's ``int`` reads (4,300) and more, in heads
+#: too large for the harness's limits: served with room for them. (h11 refuses more than 20
+#: digits; llhttp takes any number of leading zeros.)
+LONG_CONTENT_LENGTHS = {
+    f"{digits:,} digits": _body_of_3_then_get(digits) for digits in (4_300, 4_301, 10_000)
+}
+ROOMY_HEAD = 16 * 1024
+
+
+@pytest.mark.parametrize("name", sorted(LONG_CONTENT_LENGTHS))
+def test_content_lengths_longer_than_python_reads(name: str) -> None:
+    h11 = attrs.evolve(H11, max_header_size=ROOMY_HEAD)
+    llhttp = attrs.evolve(LLHTTP, max_header_size=ROOMY_HEAD)
+    limits = attrs.evolve(LIMITS, max_head_size=ROOMY_HEAD)
+    for case in _with_each_behaviour(LONG_CONTENT_LENGTHS[name]):
+        by_h11, by_llhttp = serve(case, h11), serve(case, llhttp)
+        check(by_h11, limits)
+        check(by_llhttp, limits)
+        assert outcome(by_llhttp) == outcome(by_h11)
 
 
 @fuzz_settings(500)

@@ -40,6 +40,7 @@ SEED_VERDICTS = {
     "cl-te": (0, "rejected", "both Content-Length and Transfer-Encoding"),
     "connect": (0, "rejected", "CONNECT needs authority-form"),
     "connection-close-then-more": (2, "end", ""),
+    "content-length-21-digits": (2, "end", ""),
     "content-length-list": (0, "rejected", "more than one Content-Length, or an invalid one"),
     "content-length-signed": (0, "rejected", "more than one Content-Length, or an invalid one"),
     "duplicate-content-length": (0, "rejected", "more than one Content-Length"),

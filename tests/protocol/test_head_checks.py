@@ -49,6 +49,8 @@ def test_a_plain_head_passes() -> None:
         (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n", 400),
         (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1, 1\r\n\r\n", 400),
         (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +1\r\n\r\n", 400),
+        (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: " + b"1".zfill(21) + b"\r\n\r\n", 400),
+        (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: " + b"1".zfill(4301) + b"\r\n\r\n", 400),
         (
             b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
             400,
@@ -70,6 +72,12 @@ def test_a_plain_head_passes() -> None:
 )
 def test_rejected_heads(head: bytes, expected: int) -> None:
     assert status(head) == expected
+
+
+@pytest.mark.parametrize("digits", [19, 20])
+def test_a_content_length_of_up_to_20_digits_passes(digits: int) -> None:
+    head = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: " + b"9" * digits + b"\r\n\r\n"
+    assert status(head) == 200
 
 
 def test_head_size_limit_counts_the_whole_head() -> None:

@@ -4,6 +4,7 @@ what the client gets back, how soon, and that no handler runs for refused bytes.
 from __future__ import annotations
 
 import json
+import logging
 import ssl
 from http import HTTPStatus
 
@@ -158,3 +159,45 @@ async def test_an_absolute_form_target_without_a_host_is_400(
         await conn.send(b"GET " + target + b" HTTP/1.1\r\nHost: t\r\n\r\n")
         assert_one_error_response(await conn.read_until_closed(), 400)
     assert HANDLED == []
+
+
+def content_length_upload(digits: int) -> bytes:
+    """An upload of ``hello`` whose Content-Length is 5 written with ``digits`` digits
+    (leading zeros: the value fits any integer, only the digits are many)."""
+    length = b"5".rjust(digits, b"0")
+    return b"POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: " + length + b"\r\n\r\nhello"
+
+
+@pytest.mark.parametrize("parser", ["h11", "llhttp"])
+@pytest.mark.parametrize("digits", [19, 20])
+async def test_a_content_length_of_up_to_20_digits_is_read(parser: str, digits: int) -> None:
+    HANDLED.clear()
+    config = ServerConfig(header_timeout=30, http1_parser=parser)
+    async with raw_server(ROUTER, config) as (server, nursery):
+        conn = connect(server, nursery)
+        await conn.send(content_length_upload(digits) + SMUGGLED)
+        assert [r.status_code for r in await conn.responses(2)] == [200, 200]
+    assert HANDLED == ["upload 5", "smuggled"]
+
+
+@pytest.mark.parametrize("parser", ["h11", "llhttp"])
+@pytest.mark.parametrize("digits", [21, 4301, 10_000])
+async def test_a_content_length_of_21_digits_or_more_is_400_on_both_parsers(
+    parser: str,
+    digits: int,
+    autojump_clock: trio.testing.MockClock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """h11's limit (20 digits) on both paths; never a failure inside the connection (an
+    integer of more than 4,300 digits is one Python refuses to read)."""
+    HANDLED.clear()
+    config = ServerConfig(header_timeout=30, http1_parser=parser)
+    async with raw_server(ROUTER, config) as (server, nursery):
+        conn = connect(server, nursery)
+        await conn.send(content_length_upload(digits) + SMUGGLED)
+        assert_one_error_response(await conn.read_until_closed(), 400)
+        conn = connect(server, nursery)  # the server goes on serving
+        await conn.send(SMUGGLED)
+        assert (await conn.response()).status_code == 200
+    assert HANDLED == ["smuggled"]
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []

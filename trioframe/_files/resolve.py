@@ -17,7 +17,7 @@ from .body import FileBody, Piece
 from .conditions import Validators, evaluate, range_applies
 from .disposition import content_disposition
 from .ranges import UNSATISFIABLE, parse_range
-from .response import FileResponse, media_type_for
+from .response import FileResponse, Located, media_type_for
 
 __all__ = ["open_regular_file", "resolve_file"]
 
@@ -28,14 +28,11 @@ async def resolve_file(response: FileResponse, request: Request) -> Response:
     for a file that cannot be served (404 missing or not a regular file, 403 not readable).
     Headers set on ``response`` are kept. The file system is used in a worker thread only."""
     try:
-        opened = await trio.to_thread.run_sync(_open, response)
+        fd, info, coding, name = await trio.to_thread.run_sync(_open, response)
     except PermissionError:
         return Response.from_error(Error.forbidden("the file is not readable"))
     except OSError:
-        opened = None
-    if opened is None:
         return Response.from_error(Error.not_found("file"))
-    fd, info, coding, name = opened
     try:
         answer = _answer(response, request, fd, info, name)
     except BaseException:
@@ -48,16 +45,12 @@ async def resolve_file(response: FileResponse, request: Request) -> Response:
     return answer
 
 
-def _open(response: FileResponse) -> tuple[int, os.stat_result, str | None, str] | None:
-    """In a worker thread: locate the file (``Router.static``) and open it."""
-    path, coding, name = response.path, None, response.filename or PurePath(response.path).name
+def _open(response: FileResponse) -> Located:
+    """In a worker thread: open the file (``Router.static``: locate it)."""
     if response.locate is not None:
-        located = response.locate()
-        if located is None:
-            return None
-        path, coding, name = located
-    fd, info = open_regular_file(path)
-    return fd, info, coding, name
+        return response.locate()
+    fd, info = open_regular_file(response.path)
+    return fd, info, None, response.filename or PurePath(response.path).name
 
 
 def _answer(

@@ -19,9 +19,11 @@ __all__ = ["FileResponse", "Located", "media_type_for"]
 
 _TEXT_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml")
 
-#: What a locator finds, in a worker thread: (the file to send, its content coding or
-#: ``None``, the name its type is guessed from), or ``None`` for 404.
-Located = tuple[str, str | None, str] | None
+#: What a locator finds, in a worker thread: (the descriptor of the regular file to send,
+#: open for blocking reads and the caller's to close, its status, its content coding or
+#: ``None``, the name its type is guessed from). A locator raises ``OSError`` when there is
+#: nothing to send (``PermissionError``: 403; any other: 404).
+Located = tuple[int, os.stat_result, str | None, str]
 
 
 class _Unresolved:
@@ -36,7 +38,7 @@ class _Unresolved:
 
 class FileResponse(Response):
     """A response for the file at ``path`` (see ``Response.file``). ``locate``, when given,
-    is called in a worker thread to choose the file (``Router.static``)."""
+    is called in a worker thread to choose and open the file instead (``Router.static``)."""
 
     __slots__ = ("content_type", "download", "filename", "locate", "path")
 

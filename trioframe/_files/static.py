@@ -2,25 +2,27 @@
 
 Only regular files inside the directory are served; everything else is 404, decided before
 the file system is touched where the path alone tells (an encoded ``/`` or ``\\``, a NUL, a
-``..`` or ``.`` segment, an empty segment, a dotfile or dot-directory) and after resolving
-symlinks otherwise (a path whose real location is outside the directory, unless
-``follow_symlinks``). The handler itself does no I/O: the file is located, in a worker
-thread, when the response is resolved (``resolve.resolve_file``). A directory serves its
-``index`` file. With ``precompressed``, a ``.br`` or ``.gz`` sibling of the file is served
-instead when the client accepts that coding (``Content-Encoding``, the original's type, and
-``Vary: Accept-Encoding`` on every file). Every file gets ``X-Content-Type-Options: nosniff``
-and, when given, ``Cache-Control``.
+``..`` or ``.`` segment, an empty segment, a dotfile or dot-directory) and while opening the
+file otherwise: it is opened beneath the directory one component at a time, each symlink
+resolved without leaving it (``beneath.open_beneath``: one out of it is 404 unless
+``follow_symlinks``), and the descriptor checked is the one sent. The handler itself does no
+I/O: the file is located and opened, in a worker thread, when the response is resolved
+(``resolve.resolve_file``). A directory serves its ``index`` file. With ``precompressed``, a
+``.br`` or ``.gz`` sibling of the file is served instead when the client accepts that coding
+(``Content-Encoding``, the original's type, and ``Vary: Accept-Encoding`` on every file).
+Every file gets ``X-Content-Type-Options: nosniff`` and, when given, ``Cache-Control``.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from functools import partial
-from pathlib import PurePath
 
 from .._errors import ConfigurationError, Error
 from .._request import Request
 from .._response import Response
+from .beneath import open_beneath
 from .response import FileResponse, Located
 
 __all__ = ["StaticFiles"]
@@ -76,34 +78,66 @@ class StaticFiles:
         return response
 
     def _locate(self, segments: list[str], accepted: frozenset[str]) -> Located:
-        """(path to send, its content coding, the name its type comes from), or ``None``.
-        Called in a worker thread when the response is resolved."""
-        path = os.path.join(self.root, *segments)
-        if not self._inside(path):
-            return None
-        if os.path.isdir(path):
+        """The file to send, open (see ``Located``). Called in a worker thread when the
+        response is resolved. ``OSError`` when there is none to send (``PermissionError``
+        when it may not be read). Each file is opened beneath the root and checked on its
+        descriptor, which is the one sent."""
+        parts = segments
+        fd, info = self._open(parts)
+        if stat.S_ISDIR(info.st_mode):
+            os.close(fd)
             if self.index is None:
-                return None
-            path = os.path.join(path, self.index)
-            if not self._inside(path):
-                return None
-        if not os.path.isfile(path):
-            return None
-        name = PurePath(path).name
-        if self.precompressed:
+                raise FileNotFoundError("a directory, and no index to serve")
+            parts = [*parts, *self.index.split("/")]
+            fd, info = self._open(parts)
+            if stat.S_ISDIR(info.st_mode):
+                os.close(fd)
+                raise FileNotFoundError("the index is a directory")
+        name = parts[-1]
+        if not self.precompressed:
+            return fd, info, None, name
+        try:
             for coding, suffix in _SIBLINGS:
-                sibling = path + suffix
-                if coding in accepted and self._inside(sibling) and os.path.isfile(sibling):
-                    return sibling, coding, name
-        return path, None, name
+                sibling = self._open_sibling([*parts[:-1], name + suffix], coding, accepted)
+                if sibling is not None:
+                    os.close(fd)
+                    return *sibling, coding, name
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, info, None, name
 
-    def _inside(self, path: str) -> bool:
-        """Whether ``path`` may be served: its real location is inside the root (always true
-        with ``follow_symlinks``, ``..`` having been refused before)."""
-        if self.follow_symlinks:
-            return True
-        real = os.path.realpath(path)
-        return real == self.root or real.startswith(self.root + os.sep)
+    def _open_sibling(
+        self, parts: list[str], coding: str, accepted: frozenset[str]
+    ) -> tuple[int, os.stat_result] | None:
+        """The precompressed sibling ``parts`` when the client accepts its ``coding`` and it
+        is a regular file that can be read, open; else ``None``."""
+        if coding not in accepted:
+            return None
+        try:
+            fd, info = self._open(parts)
+        except OSError:
+            return None
+        if stat.S_ISREG(info.st_mode):
+            return fd, info
+        os.close(fd)
+        return None
+
+    def _open(self, parts: list[str]) -> tuple[int, os.stat_result]:
+        """The regular file or directory ``parts`` names beneath the root, open (a file ready
+        for blocking reads), and its status. ``OSError`` for anything else: missing, out of
+        the root, another kind of file (a FIFO is never waited for), not readable."""
+        fd = open_beneath(self.root, parts, follow_links=self.follow_symlinks)
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISREG(info.st_mode):
+                os.set_blocking(fd, True)
+            elif not stat.S_ISDIR(info.st_mode):
+                raise FileNotFoundError("not a regular file")
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, info
 
 
 def _accepted_codings(value: str | None) -> frozenset[str]:

@@ -16,7 +16,14 @@ import attrs
 
 from .errors import ProtocolError
 
-__all__ = ["HeadLimits", "HeadScanner", "byte_class", "check_head", "check_host"]
+__all__ = [
+    "MAX_CONTENT_LENGTH_DIGITS",
+    "HeadLimits",
+    "HeadScanner",
+    "byte_class",
+    "check_head",
+    "check_host",
+]
 
 
 def byte_class(allowed: bytes) -> bytes:
@@ -47,6 +54,9 @@ _SIMPLE_HOST = byte_class(b"-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn
 _HOST = re.compile(
     rb"(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?"
 )
+#: The most digits a Content-Length may have, leading zeros included (h11's rule: 20 digits
+#: hold any length up to 10**20 - 1; more is a 400). Never more digits for ``int`` to read.
+MAX_CONTENT_LENGTH_DIGITS = 20
 
 
 @attrs.frozen
@@ -200,8 +210,9 @@ def _check_absolute_form(target: bytes) -> None:
 
 
 def _check_framing(lower_head: str, has_length: bool, has_coding: bool, is_http10: bool) -> None:
-    """Content-Length and Transfer-Encoding rules h11 is lenient about (RFC 9112 6.3), on the
-    head as ``check_head`` normalized it (lower case, HTAB as SP, decoded as Latin-1), which
+    """Content-Length and Transfer-Encoding rules h11 is lenient about (RFC 9112 6.3), and
+    h11's bound on a Content-Length's digits (llhttp bounds only the value, so leading zeros
+    pass it), on the head as ``check_head`` normalized it (lower case, HTAB as SP, decoded as Latin-1), which
     has a field of either or both."""
     if has_length:  # (partition, not find: it takes one argument, parsed for less)
         after = lower_head.partition("\r\ncontent-length:")[2]  # from the first one's value
@@ -210,6 +221,8 @@ def _check_framing(lower_head: str, has_length: bool, has_coding: bool, is_http1
         value = after.partition("\r\n")[0].strip(" ")
         if not (value.isascii() and value.isdigit()):  # (str.isdigit takes other scripts' digits)
             raise ProtocolError(400, "invalid Content-Length")
+        if len(value) > MAX_CONTENT_LENGTH_DIGITS:
+            raise ProtocolError(400, "Content-Length has too many digits")
     if has_coding:
         if has_length:
             raise ProtocolError(400, "both Content-Length and Transfer-Encoding")
