@@ -12,7 +12,8 @@ did not accept.
 Each accepted request says whether the server *must* serve it (``must_accept``) or *may*
 refuse it with an error instead. The reference marks as optional, rather than rejecting,
 what does not touch message framing: a request-target with characters RFC 3986 does not
-allow (``|``, ``{``, a bad percent escape), an HTTP/1.x minor version above 1, an ``Expect``
+allow (``|``, ``{``, a bad percent escape) or that decode to a NUL (``%00``: this server refuses
+one anywhere in the target), an HTTP/1.x minor version above 1, an ``Expect``
 other than ``100-continue``, a ``Content-Length`` of more than 18 digits, and a chunk size of
 more than 16 hex digits or bad whitespace (BWS) around a chunk extension (RFC 9112 allows
 BWS; h11 refuses it). Only ``origin-form`` and ``absolute-form`` (``http``/``https``) targets
@@ -227,7 +228,7 @@ class _Parser:
             raise _Rejected("not an HTTP/1.x version", start)
         must_accept = version in (b"HTTP/1.1", b"HTTP/1.0")
         if _ORIGIN_FORM.fullmatch(target) or _ABSOLUTE_FORM.fullmatch(target):
-            pass
+            must_accept = must_accept and b"%00" not in target
         elif _LOOSE_ORIGIN_FORM.fullmatch(target) or _LOOSE_ABSOLUTE_FORM.fullmatch(target):
             must_accept = False
         else:

@@ -46,6 +46,7 @@ SEED_VERDICTS = {
     "duplicate-host": (0, "rejected", "more than one Host"),
     "expect-100-continue-chunked": (2, "end", ""),
     "expect-100-continue": (2, "end", ""),
+    "fragment-in-target": (2, "end", ""),  # the first one optional (below)
     "get": (1, "end", ""),
     "http10-keep-alive": (2, "end", ""),
     "http10-post": (2, "end", ""),
@@ -53,6 +54,8 @@ SEED_VERDICTS = {
     "leading-empty-lines": (2, "end", ""),
     "many-methods": (4, "end", ""),
     "missing-host": (0, "rejected", "request without Host"),
+    "nul-escape-in-path": (2, "end", ""),  # the first one optional (below)
+    "nul-escape-in-query": (2, "end", ""),  # the first one optional (below)
     "nul-in-header": (0, "rejected", "header section: control character"),
     "obs-fold-header": (0, "rejected", "header section: obs-fold"),
     "pipelined-gets": (3, "end", ""),
@@ -88,6 +91,14 @@ def test_reference_verdict_on_seed(name: str) -> None:
     parse = parse_stream(CORPUS[name], LIMITS)
     assert (len(parse.requests), parse.stop.kind) == (accepted, kind)
     assert reason in parse.stop.reason
+
+
+@pytest.mark.parametrize(
+    "name", ["fragment-in-target", "nul-escape-in-path", "nul-escape-in-query"]
+)
+def test_a_fragment_or_a_nul_escape_in_the_target_may_be_refused(name: str) -> None:
+    first, second = parse_stream(CORPUS[name], LIMITS).requests
+    assert not first.must_accept and second.must_accept
 
 
 def test_reference_requests_carry_what_the_app_sees() -> None:

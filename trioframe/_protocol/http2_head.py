@@ -6,8 +6,9 @@ section 8.1.1 makes it an error of its stream only: one bad request never costs 
 other streams. A ``MalformedHead`` carries the status the stream is answered with.
 
 What the app sees is what an HTTP/1.1 request would give it: ``:method`` and ``:path`` become
-the method and target, ``:authority`` becomes the ``Host`` header, cookie fields are joined
-into one (section 8.2.3). Nothing here imports trio.
+the method and target (``:path`` held to the same rules as an HTTP/1.1 target), ``:authority``
+becomes the ``Host`` header, cookie fields are joined into one (section 8.2.3). Nothing here
+imports trio.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import re
 
 from .errors import ProtocolError
-from .head import check_host
+from .head import check_host, check_target
 from .request_head import RequestHead
 
 __all__ = ["MalformedHead", "read_request_head"]
@@ -92,6 +93,10 @@ def read_request_head(
         raise MalformedHead(400, "request without :scheme or :path")
     if not path.startswith(b"/") and not (path == b"*" and method == b"OPTIONS"):
         raise MalformedHead(400, ":path must be an absolute path")
+    try:
+        check_target(path)  # the rules of an HTTP/1.1 request target: no fragment, no %00
+    except ProtocolError as exc:
+        raise MalformedHead(400, exc.message) from None
     fields = _with_host(fields, pseudo.get(b":authority"))
     if len(fields) > max_header_count:  # counted as HTTP/1.1 would: Host and one Cookie
         raise MalformedHead(431, "too many header fields")
