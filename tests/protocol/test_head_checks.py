@@ -27,7 +27,13 @@ def status(head: bytes, limits: HeadLimits | None = None) -> int:
 def test_a_plain_head_passes() -> None:
     assert status(OK) == 200
     assert status(b"GET http://example.com/x?y HTTP/1.0\r\nHost: a\r\n\r\n") == 200
-    for target in (b"https://a", b"http://a?x", b"http://a:8080/x", b"http://[::1]:80/x"):
+    for target in (
+        b"https://a",
+        b"http://a?x",
+        b"http://a:8080/x",
+        b"http://[::1]:80/x",
+        b"http://a%2Db.example:/x",
+    ):
         assert status(b"GET " + target + b" HTTP/1.1\r\nHost: a\r\n\r\n") == 200
 
 
@@ -67,6 +73,10 @@ def test_a_plain_head_passes() -> None:
         (b"GET http://@/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
         (b"GET http://user@a/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
         (b"GET ftp://a/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://a%zz/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),  # not a valid Host value
+        (b"GET http://a:8x/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://[::1/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://a|b/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
     ],
 )
 def test_rejected_heads(head: bytes, expected: int) -> None:

@@ -21,6 +21,7 @@ from .errors import ProtocolError
 __all__ = [
     "HeadLimits",
     "HeadScanner",
+    "absolute_form_authority",
     "byte_class",
     "check_head",
     "check_host",
@@ -221,9 +222,18 @@ def _check_unusual_target(target: bytes) -> None:
         raise ProtocolError(400, "percent-encoded NUL in the request target")
 
 
+def absolute_form_authority(target: bytes) -> bytes:
+    """The authority (``host[:port]``) of an absolute-form ``target`` ``check_head`` passed."""
+    match = _ABSOLUTE_FORM.match(target)
+    assert match is not None  # check_head refuses other targets
+    return match[1]
+
+
 def _check_absolute_form(target: bytes) -> None:
     """An absolute-form target names a host (RFC 9110 4.2.1: a URI with an empty host must be
-    rejected) and carries no userinfo (4.2.4 advises treating it as an error)."""
+    rejected) and carries no userinfo (4.2.4 advises treating it as an error); its authority
+    is valid as a ``Host`` value, since the server takes it as the request's Host (RFC 9112
+    section 3.2.2)."""
     match = _ABSOLUTE_FORM.match(target)
     if match is None:
         raise ProtocolError(400, "request target must be in origin-form or absolute-form")
@@ -233,6 +243,8 @@ def _check_absolute_form(target: bytes) -> None:
     host = authority if authority.startswith(b"[") else authority.partition(b":")[0]
     if not host:
         raise ProtocolError(400, "absolute-form request target without a host")
+    if _HOST.fullmatch(authority) is None:
+        raise ProtocolError(400, "invalid host in the request target")
 
 
 def _check_framing(lower_head: str, has_length: bool, has_coding: bool, is_http10: bool) -> None:
