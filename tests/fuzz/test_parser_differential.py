@@ -152,7 +152,7 @@ def _target(target: bytes) -> bytes:
 
 
 #: Targets both parsers accept on their own, held to the shared head check's rules: each
-#: with the status of its answer.
+#: with the status of its answer. (The calls compared include ``request.host``.)
 TARGET_RULES = {
     "a fragment": (_target(b"/a#b"), 400),
     "a fragment after the query": (_target(b"/a?b=1#c"), 400),
@@ -163,6 +163,8 @@ TARGET_RULES = {
     "%00 in a query name": (_target(b"/a?%00=b"), 400),
     "%00 in an absolute-form target": (_target(b"http://t/%00"), 400),
     "escapes that are no NUL": (_target(b"/a%2500?b=%25%30%30&c=%0a"), 200),
+    "an absolute-form target naming another host": (_target(b"http://other.example/a"), 200),
+    "an absolute-form target naming an invalid host": (_target(b"http://a%zz/"), 400),
 }
 
 
