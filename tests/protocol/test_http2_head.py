@@ -80,6 +80,9 @@ def test_a_matching_host_field_is_kept_once() -> None:
         ([*GET, (b":method", b"POST")], 400),  # repeated
         ([*GET, (b":foo", b"x")], 400),  # unknown
         (GET[1:], 400),  # no :method
+        ([(b":method", b"G\xc3\x89T"), *GET[1:]], 400),  # not a token
+        ([(b":method", b"GET /"), *GET[1:]], 400),
+        ([(b":method", b""), *GET[1:]], 400),
         ([GET[0], GET[2], GET[3]], 400),  # no :scheme
         (GET[:3], 400),  # no :path
         ([*GET[:3], (b":path", b"")], 400),

@@ -25,6 +25,8 @@ Header = tuple[bytes, bytes]
 
 #: Field names: lower-case tchar only (section 8.2.1 forbids upper case and 0x00-0x20, 0x7f+).
 _NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9a-z]+")
+#: A method is a token (RFC 9110 section 9.1), of either case.
+_METHOD = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 #: Field values: no NUL, CR or LF anywhere, no leading or trailing space or tab (8.2.1).
 _BAD_VALUE = re.compile(rb"[\x00\r\n]|\A[ \t]|[ \t]\Z")
 #: Fields that only make sense on one HTTP/1.1 connection (section 8.2.2).
@@ -84,6 +86,8 @@ def read_request_head(
     method, protocol = pseudo.get(b":method"), pseudo.get(b":protocol")
     if method is None:
         raise MalformedHead(400, "request without :method")
+    if _METHOD.fullmatch(method) is None:
+        raise MalformedHead(400, "invalid :method")
     if protocol is not None and (method != b"CONNECT" or not connect_protocol):
         raise MalformedHead(400, ":protocol outside an extended CONNECT")
     if method == b"CONNECT" and protocol is None:
