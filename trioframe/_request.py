@@ -259,6 +259,15 @@ class Request:
         """The percent-decoded path (shortcut for ``request.uri.path``)."""
         return self.uri.path
 
+    @property
+    def host(self) -> str:
+        """The host the request is for, ``host[:port]`` as the client wrote it: the ``Host``
+        header, which the server sets from an HTTP/1.1 absolute-form target's authority (RFC
+        9112 section 3.2.2), from HTTP/2's ``:authority``, and from what a trusted proxy
+        forwarded (``ServerConfig.trusted_proxies``). ``""`` when the request names none
+        (HTTP/1.0 without ``Host``)."""
+        return self.headers.get("host") or ""
+
     def header(self, name: str) -> str | None:
         """The first value of header ``name`` (case-insensitive), or ``None``."""
         return self.headers.get(name)

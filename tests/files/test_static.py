@@ -83,7 +83,7 @@ async def test_escapes_and_hidden_files_are_404(served: Served, path: str) -> No
 
 async def test_an_encoded_nul_is_refused_before_the_file_system(served: Served) -> None:
     status, body, _ = await get(served, "/static/a%00.txt")
-    assert status == 400 and b"percent-encoding" in body  # the router refuses it first
+    assert status == 400 and b"percent-encoded NUL" in body  # refused with the request head
 
 
 async def test_files_index_and_headers(served: Served) -> None:

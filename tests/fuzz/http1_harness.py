@@ -95,6 +95,7 @@ class Call:
 
     method: str
     target: str
+    host: str  # request.host
     behaviour: Behaviour
     body: bytes | None = None  # the whole body, when the handler read it to its end
     error: int | None = None  # the status of the Error raised while reading the body
@@ -116,7 +117,7 @@ class Run:
 def _router(calls: list[Call], behaviours: tuple[Behaviour, ...]) -> Router:
     async def record(request: Request, next_: Next) -> Response:
         behaviour = behaviours[len(calls) % len(behaviours)]
-        call = Call(str(request.method), str(request.uri), behaviour)
+        call = Call(str(request.method), str(request.uri), request.host, behaviour)
         calls.append(call)
         try:
             if behaviour in (Behaviour.READ, Behaviour.READ_EMPTY, Behaviour.READ_STREAM):
@@ -238,9 +239,14 @@ def _check_calls(run: Run, reference: Parse) -> list[ReferenceRequest]:
             f"{stop.offset} ({_around(run.delivered, stop.offset)})"
         )
     for index, (call, expected) in enumerate(zip(run.calls, heads, strict=False)):
-        assert (call.method, call.target) == (expected.method, expected.target), (
-            f"request #{index}: the handler got {call.method} {call.target}, the reference "
-            f"parsed {expected.method} {expected.target}"
+        assert (call.method, call.target, call.host) == (
+            expected.method,
+            expected.target,
+            expected.host,
+        ), (
+            f"request #{index}: the handler got {call.method} {call.target} for host "
+            f"{call.host!r}, the reference parsed {expected.method} {expected.target} for host "
+            f"{expected.host!r}"
         )
         if call.body is None:
             continue

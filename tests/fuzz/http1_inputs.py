@@ -43,6 +43,10 @@ _TARGETS = st.sampled_from(
         b"/?",
         b"http://u@t/",
         b"/\x80",
+        b"/a#f",
+        b"/a%00",
+        b"/?q=%00",
+        b"http://u/abs",
     ]
 )
 _VERSIONS = st.sampled_from(

@@ -12,7 +12,8 @@ did not accept.
 Each accepted request says whether the server *must* serve it (``must_accept``) or *may*
 refuse it with an error instead. The reference marks as optional, rather than rejecting,
 what does not touch message framing: a request-target with characters RFC 3986 does not
-allow (``|``, ``{``, a bad percent escape), an HTTP/1.x minor version above 1, an ``Expect``
+allow (``|``, ``{``, a bad percent escape) or that decode to a NUL (``%00``: this server refuses
+one anywhere in the target), an HTTP/1.x minor version above 1, an ``Expect``
 other than ``100-continue``, a ``Content-Length`` of more than 18 digits, and a chunk size of
 more than 16 hex digits or bad whitespace (BWS) around a chunk extension (RFC 9112 allows
 BWS; h11 refuses it). Only ``origin-form`` and ``absolute-form`` (``http``/``https``) targets
@@ -47,6 +48,7 @@ _ABSOLUTE_FORM = re.compile(
 # Targets a server may refuse or serve: any visible ASCII after a leading "/" or a scheme.
 _LOOSE_ORIGIN_FORM = re.compile(rb"/[\x21-\x7e]*")
 _LOOSE_ABSOLUTE_FORM = re.compile(rb"(?i:https?)://[^/?\x00-\x20\x7f-\xff]+[\x21-\x7e]*")
+_AUTHORITY = re.compile(rb"[^:]*://([^/?#]*)")  # of an absolute-form target
 _VERSION = re.compile(rb"HTTP/1\.[0-9]")
 _HEX = re.compile(rb"[0-9A-Fa-f]+")
 _QUOTED_STRING = rb'"(?:[\t \x21\x23-\x5b\x5d-\x7e\x80-\xff]|\\[\t \x21-\x7e\x80-\xff])*"'
@@ -74,6 +76,7 @@ class ReferenceRequest:
 
     method: str
     target: str  # as the app sees it: path and query (an absolute-form target reduced)
+    host: str  # an absolute-form target's authority, else the Host field, else ""
     body: bytes
     expects_continue: bool
     must_accept: bool  # False: the server may refuse it with an error instead
@@ -184,7 +187,7 @@ class _Parser:
             raise
         if len(request_line) > limits.max_request_line_size:
             raise _Rejected("request line over the limit", start, over_limit=True)
-        method, target, version, must_accept = self.request_line(request_line, start)
+        method, target, authority, version, must_accept = self.request_line(request_line, start)
         self.where = "header section"
         fields: list[tuple[bytes, bytes]] = []
         while True:
@@ -203,9 +206,12 @@ class _Parser:
         if len(fields) > limits.max_header_count:
             raise _Rejected("too many header fields", start, over_limit=True)
         framing, expects_continue, fields_must_accept = self.check_fields(fields, version, start)
+        hosts = [value for name, value in fields if name == b"host"]
+        host = authority if authority is not None else (hosts[0] if hosts else b"")
         head = ReferenceRequest(
             method=method.decode("ascii"),
             target=target,
+            host=host.decode("ascii"),
             body=b"",
             expects_continue=expects_continue,
             must_accept=must_accept and fields_must_accept,
@@ -214,7 +220,9 @@ class _Parser:
         )
         return head, framing
 
-    def request_line(self, line: bytes, start: int) -> tuple[bytes, str, bytes, bool]:
+    def request_line(self, line: bytes, start: int) -> tuple[bytes, str, bytes | None, bytes, bool]:
+        """Method, target as the app sees it, authority (of an absolute-form target, which
+        RFC 9112 section 3.2.2 makes the request's host), version, ``must_accept``."""
         parts = line.split(b" ")
         if len(parts) != 3:
             raise _Rejected("request line is not three parts split by single spaces", start)
@@ -227,12 +235,19 @@ class _Parser:
             raise _Rejected("not an HTTP/1.x version", start)
         must_accept = version in (b"HTTP/1.1", b"HTTP/1.0")
         if _ORIGIN_FORM.fullmatch(target) or _ABSOLUTE_FORM.fullmatch(target):
-            pass
+            must_accept = must_accept and b"%00" not in target
         elif _LOOSE_ORIGIN_FORM.fullmatch(target) or _LOOSE_ABSOLUTE_FORM.fullmatch(target):
             must_accept = False
         else:
             raise _Rejected("request-target is neither origin-form nor absolute-form", start)
-        return method, _app_target(target.decode("ascii")), version[5:], must_accept
+        authority = None if target.startswith(b"/") else _AUTHORITY.match(target)
+        return (
+            method,
+            _app_target(target.decode("ascii")),
+            None if authority is None else authority[1],
+            version[5:],
+            must_accept,
+        )
 
     def field_line(self, line: bytes, start: int) -> tuple[bytes, bytes]:
         """``field-name ":" OWS field-value OWS`` of the header or trailer section."""

@@ -187,6 +187,36 @@ def test_content_lengths_longer_than_python_reads(name: str) -> None:
         assert outcome(by_llhttp) == outcome(by_h11)
 
 
+def _target(target: bytes) -> bytes:
+    return b"GET " + target + b" HTTP/1.1\r\nHost: t\r\n\r\n" + _GET + b"\r\n"
+
+
+#: Targets both parsers accept on their own, held to the shared head check's rules: each
+#: with the status of its answer. (The calls compared include ``request.host``.)
+TARGET_RULES = {
+    "a fragment": (_target(b"/a#b"), 400),
+    "a fragment after the query": (_target(b"/a?b=1#c"), 400),
+    "an empty fragment": (_target(b"/#"), 400),
+    "a fragment in an absolute-form target": (_target(b"http://t/a#b"), 400),
+    "%00 in the path": (_target(b"/a%00.txt"), 400),
+    "%00 in a query value": (_target(b"/a?b=%00"), 400),
+    "%00 in a query name": (_target(b"/a?%00=b"), 400),
+    "%00 in an absolute-form target": (_target(b"http://t/%00"), 400),
+    "escapes that are no NUL": (_target(b"/a%2500?b=%25%30%30&c=%0a"), 200),
+    "an absolute-form target naming another host": (_target(b"http://other.example/a"), 200),
+    "an absolute-form target naming an invalid host": (_target(b"http://a%zz/"), 400),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TARGET_RULES))
+def test_the_target_rules_hold_on_both_parsers(name: str) -> None:
+    data, status = TARGET_RULES[name]
+    for case in _with_each_behaviour(data):
+        assert_same(case)
+    run = serve(ConnectionInput(data), LLHTTP)
+    assert parse_responses(run.output, [call.method for call in run.calls])[0][0].status == status
+
+
 @fuzz_settings(500)
 @given(connection_inputs())
 def test_generated_connections(case: ConnectionInput) -> None:

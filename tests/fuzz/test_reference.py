@@ -24,6 +24,7 @@ from tests.fuzz.responses import MalformedOutput, parse_responses
 SEED_VERDICTS = {
     "bare-cr-head": (0, "rejected", "header section: bare CR"),
     "bare-lf-head": (0, "rejected", "request line: bare LF"),
+    "absolute-form-names-the-host": (3, "end", ""),
     "body-holds-a-request": (2, "end", ""),
     "body-truncated": (0, "incomplete", ""),
     "chunk-bare-lf-after-data": (0, "rejected", "chunk data not followed by CRLF"),
@@ -47,6 +48,7 @@ SEED_VERDICTS = {
     "duplicate-host": (0, "rejected", "more than one Host"),
     "expect-100-continue-chunked": (2, "end", ""),
     "expect-100-continue": (2, "end", ""),
+    "fragment-in-target": (2, "end", ""),  # the first one optional (below)
     "get": (1, "end", ""),
     "http10-keep-alive": (2, "end", ""),
     "http10-post": (2, "end", ""),
@@ -54,6 +56,8 @@ SEED_VERDICTS = {
     "leading-empty-lines": (2, "end", ""),
     "many-methods": (4, "end", ""),
     "missing-host": (0, "rejected", "request without Host"),
+    "nul-escape-in-path": (2, "end", ""),  # the first one optional (below)
+    "nul-escape-in-query": (2, "end", ""),  # the first one optional (below)
     "nul-in-header": (0, "rejected", "header section: control character"),
     "obs-fold-header": (0, "rejected", "header section: obs-fold"),
     "pipelined-gets": (3, "end", ""),
@@ -89,6 +93,23 @@ def test_reference_verdict_on_seed(name: str) -> None:
     parse = parse_stream(CORPUS[name], LIMITS)
     assert (len(parse.requests), parse.stop.kind) == (accepted, kind)
     assert reason in parse.stop.reason
+
+
+@pytest.mark.parametrize(
+    "name", ["fragment-in-target", "nul-escape-in-path", "nul-escape-in-query"]
+)
+def test_a_fragment_or_a_nul_escape_in_the_target_may_be_refused(name: str) -> None:
+    first, second = parse_stream(CORPUS[name], LIMITS).requests
+    assert not first.must_accept and second.must_accept
+
+
+def test_the_reference_host_is_an_absolute_form_targets_authority_else_the_host_field() -> None:
+    first, second, third = parse_stream(CORPUS["absolute-form-names-the-host"], LIMITS).requests
+    assert (first.target, first.host) == ("/a?b", "other.example:8080")
+    assert (second.target, second.host) == ("/next", "t")  # HTTP/1.0 without Host
+    assert (third.target, third.host) == ("/last", "t")
+    (request,) = parse_stream(b"GET / HTTP/1.0\r\n\r\n", LIMITS).requests
+    assert request.host == ""
 
 
 def test_reference_requests_carry_what_the_app_sees() -> None:
@@ -230,7 +251,7 @@ def _run(data: bytes, calls: list[Call], output: bytes) -> Run:
 
 
 def _call(target: str, body: bytes | None = b"") -> Call:
-    return Call("GET", target, Behaviour.READ, body=body, answered=200)
+    return Call("GET", target, "t", Behaviour.READ, body=body, answered=200)
 
 
 def test_check_passes_a_connection_served_right() -> None:
@@ -243,6 +264,13 @@ def test_check_fails_a_request_smuggled_past_the_reference() -> None:
     data = _CHUNKED.replace(b"POST", b"GET") + b"0\r\nX: y\n\r\nGET /s HTTP/1.1\r\nHost: t\r\n\r\n"
     run = _run(data, [_call("/"), _call("/s")], _OK + _OK)
     with pytest.raises(AssertionError, match=r"request #1 \(GET /s\) reached the handler"):
+        check(run)
+
+
+def test_check_fails_a_host_other_than_the_references() -> None:
+    data = CORPUS["absolute-form-names-the-host"]
+    run = _run(data.partition(b"GET http://t")[0], [_call("/a?b")], _OK)
+    with pytest.raises(AssertionError, match="for host 't', the reference parsed GET /a"):
         check(run)
 
 

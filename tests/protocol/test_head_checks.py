@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 
 from trioframe._protocol import head as head_module
 from trioframe._protocol.errors import ProtocolError
-from trioframe._protocol.head import HeadLimits, HeadScanner, check_head, check_host
+from trioframe._protocol.head import HeadLimits, HeadScanner, check_head, check_host, check_target
 
 OK = b"GET /x HTTP/1.1\r\nHost: a\r\n\r\n"
+LIMITS = HeadLimits()
 
 
 def status(head: bytes, limits: HeadLimits | None = None) -> int:
@@ -26,7 +27,13 @@ def status(head: bytes, limits: HeadLimits | None = None) -> int:
 def test_a_plain_head_passes() -> None:
     assert status(OK) == 200
     assert status(b"GET http://example.com/x?y HTTP/1.0\r\nHost: a\r\n\r\n") == 200
-    for target in (b"https://a", b"http://a?x", b"http://a:8080/x", b"http://[::1]:80/x"):
+    for target in (
+        b"https://a",
+        b"http://a?x",
+        b"http://a:8080/x",
+        b"http://[::1]:80/x",
+        b"http://a%2Db.example:/x",
+    ):
         assert status(b"GET " + target + b" HTTP/1.1\r\nHost: a\r\n\r\n") == 200
 
 
@@ -68,6 +75,10 @@ def test_a_plain_head_passes() -> None:
         (b"GET http://@/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
         (b"GET http://user@a/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
         (b"GET ftp://a/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://a%zz/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),  # not a valid Host value
+        (b"GET http://a:8x/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://[::1/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET http://a|b/e HTTP/1.1\r\nHost: a\r\n\r\n", 400),
     ],
 )
 def test_rejected_heads(head: bytes, expected: int) -> None:
@@ -78,6 +89,66 @@ def test_rejected_heads(head: bytes, expected: int) -> None:
 def test_a_content_length_of_up_to_20_digits_passes(digits: int) -> None:
     head = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: " + b"9" * digits + b"\r\n\r\n"
     assert status(head) == 200
+REFUSED_TARGETS = {
+    b"/a#b": "fragment",
+    b"/a#": "fragment",
+    b"/a?b=1#c": "fragment",
+    b"http://a/b#c": "fragment",
+    b"http://a#c": "fragment",
+    b"/a%00": "percent-encoded NUL",
+    b"/%00/b": "percent-encoded NUL",
+    b"/a?b=%00": "percent-encoded NUL",
+    b"/a?%00=b": "percent-encoded NUL",
+    b"/a?b=c%000": "percent-encoded NUL",
+    b"http://a/b%00": "percent-encoded NUL",
+    b"http://a%00/": "percent-encoded NUL",
+    b"/a\x80": "invalid characters",
+    b"/\xc3\xa9": "invalid characters",
+    b"/a\tb": "invalid characters",
+}
+
+
+@pytest.mark.parametrize("target", REFUSED_TARGETS)
+def test_a_target_with_a_fragment_a_percent_encoded_nul_or_a_byte_outside_visible_ascii_is_400(
+    target: bytes,
+) -> None:
+    for check in (check_target, lambda t: check_head(b"GET " + t + b" HTTP/1.1\r\n\r\n", LIMITS)):
+        with pytest.raises(ProtocolError) as info:
+            check(target)
+        assert info.value.status == 400
+        assert info.value.message == f"{REFUSED_TARGETS[target]} in the request target"
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        b"/a%20b?c=%2500&d=%41",
+        b"/%0a%01%30%300",
+        b"/%",
+        b"/a%0",
+        b"/~!$&'()*+,;=:@?/?",
+        b"/%25%30%30",
+    ],
+)
+def test_escapes_other_than_a_nul_pass(target: bytes) -> None:
+    check_target(target)
+    assert status(b"GET " + target + b" HTTP/1.1\r\nHost: a\r\n\r\n") == 200
+
+
+_TARGET_BYTES = st.sampled_from(list(b"/a0%#? \t\x80\x7f~"))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(_TARGET_BYTES, max_size=10).map(lambda rest: b"/" + bytes(rest)))
+def test_the_target_fast_path_accepts_exactly_what_the_rules_accept(target: bytes) -> None:
+    try:
+        check_target(target)
+    except ProtocolError:
+        accepted = False
+    else:
+        accepted = True
+    visible = all(0x21 <= byte < 0x7F for byte in target)
+    assert accepted == (visible and b"#" not in target and b"%00" not in target)
 
 
 def test_head_size_limit_counts_the_whole_head() -> None:

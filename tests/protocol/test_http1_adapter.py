@@ -391,6 +391,52 @@ def test_http_1_2_is_read_as_1_1_and_needs_a_host(Adapter: AdapterClass) -> None
     assert type(head) is RequestHead and head.version == "1.1"
 
 
+def _request_head(Adapter: AdapterClass, data: bytes) -> RequestHead:
+    adapter = Adapter()
+    adapter.receive_data(data)
+    head = adapter.next_event()
+    assert type(head) is RequestHead
+    return head
+
+
+@pytest.mark.parametrize(
+    ("target", "authority"),
+    [
+        (b"http://other.example/a?b=1", b"other.example"),
+        (b"https://other.example:8443", b"other.example:8443"),
+        (b"http://[::1]:80?q", b"[::1]:80"),
+        (b"http://x:/", b"x:"),
+    ],
+)
+def test_an_absolute_form_targets_authority_is_the_host(
+    Adapter: AdapterClass, target: bytes, authority: bytes
+) -> None:
+    """RFC 9112 section 3.2.2: the Host field sent with it is ignored, the authority stands in
+    its place, first; the target and the other fields are as sent."""
+    data = b"GET " + target + b" HTTP/1.1\r\nAccept: */*\r\nHost: t\r\nX-A: 1\r\n\r\n"
+    head = _request_head(Adapter, data)
+    assert head.target == target
+    assert head.headers == [(b"host", authority), (b"accept", b"*/*"), (b"x-a", b"1")]
+
+
+def test_an_absolute_form_target_is_the_host_of_http_1_0_without_one(Adapter: AdapterClass) -> None:
+    head = _request_head(Adapter, b"GET http://other.example/ HTTP/1.0\r\nX-A: 1\r\n\r\n")
+    assert head.headers == [(b"host", b"other.example"), (b"x-a", b"1")]
+    head = _request_head(Adapter, b"GET / HTTP/1.0\r\nX-A: 1\r\n\r\n")
+    assert head.headers == [(b"x-a", b"1")]  # origin-form: no Host is made up
+
+
+def test_an_absolute_form_target_still_needs_a_valid_host_field_on_http_1_1(
+    Adapter: AdapterClass,
+) -> None:
+    error = _head_error(Adapter, b"GET http://other.example/ HTTP/1.1\r\n\r\n")
+    assert error.status == 400  # (h11's refusal: RFC 9112 section 3.2 asks for Host anyway)
+    error = _head_error(Adapter, b"GET http://other.example/ HTTP/1.1\r\nHost: t t\r\n\r\n")
+    assert (error.status, error.message) == (400, "invalid Host header")
+    error = _head_error(Adapter, b"GET http://a/ HTTP/1.1\r\nHost: t\r\nHost: t\r\n\r\n")
+    assert error.status == 400
+
+
 # -- response header fields, validated by h11 once ----------------------------------------------
 def _served_get() -> HTTP1Adapter:
     adapter = HTTP1Adapter()

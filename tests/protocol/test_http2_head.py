@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from trioframe._protocol.http2_head import MalformedHead, read_request_head
+from trioframe._protocol.request_head import RequestHead
 
 Header = tuple[bytes, bytes]
 
@@ -17,7 +18,7 @@ GET = [
 ]
 
 
-def read(headers: list[Header], *, count: int = 100, size: int = 32 * 1024) -> object:
+def read(headers: list[Header], *, count: int = 100, size: int = 32 * 1024) -> RequestHead:
     return read_request_head(
         headers, max_header_count=count, max_header_list_size=size, connect_protocol=True
     )
@@ -80,10 +81,20 @@ def test_a_matching_host_field_is_kept_once() -> None:
         ([*GET, (b":method", b"POST")], 400),  # repeated
         ([*GET, (b":foo", b"x")], 400),  # unknown
         (GET[1:], 400),  # no :method
+        ([(b":method", b"G\xc3\x89T"), *GET[1:]], 400),  # not a token
+        ([(b":method", b"GET /"), *GET[1:]], 400),
+        ([(b":method", b""), *GET[1:]], 400),
         ([GET[0], GET[2], GET[3]], 400),  # no :scheme
         (GET[:3], 400),  # no :path
         ([*GET[:3], (b":path", b"")], 400),
         ([*GET[:3], (b":path", b"items")], 400),  # not absolute
+        ([*GET[:3], (b":path", b"/items#top")], 400),  # a fragment
+        ([*GET[:3], (b":path", b"/items?page=2#top")], 400),
+        ([*GET[:3], (b":path", b"/items%00")], 400),  # a percent-encoded NUL
+        ([*GET[:3], (b":path", b"/items?page=%00")], 400),
+        ([*GET[:3], (b":path", b"/caf\xc3\xa9")], 400),  # bytes outside visible ASCII
+        ([*GET[:3], (b":path", b"/a b")], 400),
+        ([*GET[:3], (b":path", b"/a\x7f")], 400),
         ([*GET, (b"Accept", b"x")], 400),  # upper case
         ([*GET, (b"acc ept", b"x")], 400),
         ([*GET, (b"accept", b" x")], 400),  # leading space
@@ -109,6 +120,13 @@ def test_malformed_heads(headers: list[Header], status: int) -> None:
     with pytest.raises(MalformedHead) as info:
         read(headers)
     assert info.value.status == status
+
+
+def test_a_path_with_escapes_other_than_a_nul_and_options_star_pass() -> None:
+    head = read([*GET[:3], (b":path", b"/a%20b?c=%2500")])
+    assert head.target == b"/a%20b?c=%2500"
+    options = [(b":method", b"OPTIONS"), *GET[1:3], (b":path", b"*")]
+    assert read(options).target == b"*"
 
 
 def test_te_trailers_is_allowed() -> None:

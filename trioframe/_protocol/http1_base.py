@@ -20,7 +20,7 @@ import attrs
 
 from .chunked import ChunkedFraming
 from .errors import ProtocolError
-from .head import HeadLimits, HeadScanner, check_head, check_host
+from .head import HeadLimits, HeadScanner, absolute_form_authority, check_head, check_host
 from .request_head import RequestHead
 
 __all__ = [
@@ -229,7 +229,8 @@ class BaseHTTP1Adapter(abc.ABC):
         Sets what the response side needs, by h11's rules: ``_keep_alive`` (HTTP/1.1 without
         ``Connection: close``), ``_upgrade_proposed`` (an ``Upgrade`` field). ``_unusual``
         says the head has what only the reference parser judges (a second Host, a transfer
-        coding other than one ``chunked``)."""
+        coding other than one ``chunked``). An absolute-form target's authority is the request's
+        Host (RFC 9112 section 3.2.2: a ``Host`` field sent with it is ignored)."""
         content_length: int | None = None
         chunked = False
         expects_continue = False
@@ -258,6 +259,8 @@ class BaseHTTP1Adapter(abc.ABC):
                 upgrade = upgrade or any(comma_values(value))
         if not (hosts or http10):  # h11 requires it of 1.1 only; 1.2+ is read as 1.1
             raise ProtocolError(400, "missing Host header")
+        if target[0] != 47:  # not "/": absolute-form
+            fields = _with_authority_as_host(fields, target)
         version = "1.0" if http10 else "1.1"
         bodyless = not (content_length or chunked)
         # The tuple made directly: calling the named tuple class runs its Python ``__new__``
@@ -283,6 +286,15 @@ class BaseHTTP1Adapter(abc.ABC):
         self._chunked = ChunkedFraming(self.limits) if chunked else None
         self.in_body = True
         return head
+
+
+def _with_authority_as_host(
+    fields: list[tuple[bytes, bytes]], target: bytes
+) -> list[tuple[bytes, bytes]]:
+    """``fields`` with the authority of the absolute-form ``target`` as their one ``Host``
+    field, first, in place of any the client sent."""
+    host = (b"host", absolute_form_authority(target))
+    return [host, *(field for field in fields if field[0] != b"host")]
 
 
 def comma_values(value: bytes) -> list[bytes]:

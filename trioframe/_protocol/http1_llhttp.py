@@ -7,10 +7,10 @@ It has the interface of ``http1.HTTP1Adapter`` and is held to exactly its strict
   request line was split and checked there too;
 - llhttp parses the header section (a C parser: the largest part of h11's cost per request);
 - a head llhttp refuses, or one with what llhttp judges differently from h11 (a second Host,
-  a transfer coding other than one ``chunked``, a target byte outside visible ASCII), is
-  judged by h11 itself (``http1.parse_with_h11``), on a connection of its own: h11's refusal
-  is the answer, and a head h11 accepts is served from h11's reading of it. These are heads
-  no common client sends, so the fast path never pays for h11;
+  a transfer coding other than one ``chunked``), is judged by h11 itself
+  (``http1.parse_with_h11``), on a connection of its own: h11's refusal is the answer, and a
+  head h11 accepts is served from h11's reading of it. These are heads no common client
+  sends, so the fast path never pays for h11;
 - the body is framed by what both adapters share (a Content-Length counted down, a chunked
   body decoded from ``chunked.ChunkedFraming``'s strict walk), never by llhttp;
 - the response side follows h11's rules (``http1_writer.ResponseWriter``).
@@ -24,15 +24,12 @@ from __future__ import annotations
 import httptools
 
 from .errors import ProtocolError, UnsendableResponse
-from .head import HeadLimits, byte_class
+from .head import HeadLimits
 from .http1 import parse_with_h11
 from .http1_base import END_OF_BODY, NEED_DATA, PAUSED, BaseHTTP1Adapter, BodyChunk, Event
 from .http1_writer import ResponseWriter
 
 __all__ = ["LLHTTPAdapter"]
-
-# Bytes a request target may hold (h11: visible ASCII).
-_VISIBLE = byte_class(bytes(range(0x21, 0x7F)))
 
 
 class LLHTTPAdapter(BaseHTTP1Adapter):
@@ -78,8 +75,6 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         if not self._complete:  # llhttp waits for a body (framed here, not by llhttp) or
             self._parser = httptools.HttpRequestParser(self)  # stopped: a new one for the next
         self._complete = False
-        if 0 in target.translate(_VISIBLE):
-            return self._judged_by_h11(head)
         try:
             request = self._start_request(method, target, version == b"HTTP/1.0", self._fields)
         except ProtocolError:

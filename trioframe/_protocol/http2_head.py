@@ -6,9 +6,9 @@ section 8.1.1 makes it an error of its stream only: one bad request never costs 
 other streams. A ``MalformedHead`` carries the status the stream is answered with.
 
 What the app sees is what an HTTP/1.1 request would give it: ``:method`` and ``:path`` become
-the method and target, ``:authority`` becomes the ``Host`` header, cookie fields are joined
-into one (section 8.2.3); an extended CONNECT (RFC 8441) has no body. Nothing here imports
-trio.
+the method and target (``:path`` held to the same rules as an HTTP/1.1 target), ``:authority``
+becomes the ``Host`` header, cookie fields are joined into one (section 8.2.3); an extended
+CONNECT (RFC 8441) has no body. Nothing here imports trio.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from .errors import ProtocolError
-from .head import check_host
+from .head import check_host, check_target
 from .request_head import RequestHead
 
 __all__ = ["MalformedHead", "read_request_head"]
@@ -25,6 +25,8 @@ Header = tuple[bytes, bytes]
 
 #: Field names: lower-case tchar only (section 8.2.1 forbids upper case and 0x00-0x20, 0x7f+).
 _NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9a-z]+")
+#: A method is a token (RFC 9110 section 9.1), of either case.
+_METHOD = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 #: Field values: no NUL, CR or LF anywhere, no leading or trailing space or tab (8.2.1).
 _BAD_VALUE = re.compile(rb"[\x00\r\n]|\A[ \t]|[ \t]\Z")
 #: Fields that only make sense on one HTTP/1.1 connection (section 8.2.2).
@@ -84,6 +86,8 @@ def read_request_head(
     method, protocol = pseudo.get(b":method"), pseudo.get(b":protocol")
     if method is None:
         raise MalformedHead(400, "request without :method")
+    if _METHOD.fullmatch(method) is None:
+        raise MalformedHead(400, "invalid :method")
     if protocol is not None and (method != b"CONNECT" or not connect_protocol):
         raise MalformedHead(400, ":protocol outside an extended CONNECT")
     if method == b"CONNECT" and protocol is None:
@@ -93,6 +97,10 @@ def read_request_head(
         raise MalformedHead(400, "request without :scheme or :path")
     if not path.startswith(b"/") and not (path == b"*" and method == b"OPTIONS"):
         raise MalformedHead(400, ":path must be an absolute path")
+    try:
+        check_target(path)  # the rules of an HTTP/1.1 request target: no fragment, no %00
+    except ProtocolError as exc:
+        raise MalformedHead(400, exc.message) from None
     fields = _with_host(fields, pseudo.get(b":authority"))
     if len(fields) > max_header_count:  # counted as HTTP/1.1 would: Host and one Cookie
         raise MalformedHead(431, "too many header fields")
