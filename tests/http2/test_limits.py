@@ -8,7 +8,7 @@ import pytest
 import trio
 import trio.testing
 
-from tests.http2.lab import Lab, router
+from tests.http2.lab import Lab, hello, router
 from tests.http2.support import (
     CANCEL,
     CONTINUATION,
@@ -29,6 +29,7 @@ from tests.http2.support import (
     rst_stream,
 )
 from trioframe import Request, Response, Router
+from trioframe._dispatch import Next
 
 LIMITS = [-1, 0, 1]
 
@@ -272,6 +273,25 @@ async def test_body_timeout_answers_408_on_the_stream(
         assert result.status == 408
         await served(peer, 3)
         assert peer.goaways == []
+
+
+async def test_own_timeout_around_a_body_read_does_not_leave_the_body_timeout_armed(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # A handler that stops waiting for the body (its own move_on_after) and then works longer
+    # than body_timeout is answered by itself, not 408: it no longer waits for the body.
+    async def patient(request: Request, next_: Next) -> Response:  # (before the extractors)
+        with trio.move_on_after(1):
+            await request.body_reader()
+        await trio.sleep(10)  # other work, longer than body_timeout
+        return Response.text("answered without the body")
+
+    app = Router().middleware(patient).post("/", hello)
+    async with h2_server(app, h2_config(body_timeout=4)) as (server, nursery):
+        peer = await connect(server, nursery)
+        await peer.request(1, b"POST", b"/", end=False)  # the body stalls
+        result = await peer.response(1)
+        assert (result.status, bytes(result.body)) == (200, b"answered without the body")
 
 
 async def test_the_408_to_a_head_request_has_no_body(

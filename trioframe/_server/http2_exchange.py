@@ -112,10 +112,13 @@ class HTTP2Exchange(Exchange):
                 return b""
             self._waiting_for_body = True
             self.scope.deadline = trio.current_time() + self.connection.config.body_timeout
-            while self.has_body_waiting:
-                await self._wait()
-            self.scope.deadline = math.inf
-            self._waiting_for_body = False
+            try:
+                while self.has_body_waiting:
+                    await self._wait()
+            finally:
+                if not self.scope.cancel_called:  # also when a handler's deadline ends the wait
+                    self.scope.deadline = math.inf
+                    self._waiting_for_body = False
             if not self._body:
                 if self.gone:
                     raise Error(400, "the client reset the stream")
