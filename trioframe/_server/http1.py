@@ -4,8 +4,9 @@ deadlines; each request is served as an ``HTTP1Exchange`` (``http1_exchange.py``
 
 One cancel scope carries every deadline of the connection, moved as the phase changes: the
 idle wait (``keep_alive_timeout``, or ``header_timeout`` for a new connection), the head
-(``header_timeout``), draining a body the handler left unread (``body_timeout``), and, while
-an exchange runs, that exchange's body and send deadlines: exchanges come one at a time, so
+(``header_timeout``), draining a body the handler left unread (``body_timeout`` and
+``min_body_rate``: ``body_pace.py``), and, while an exchange runs, that exchange's body and
+send deadlines: exchanges come one at a time, so
 the connection's scope is also the exchange's (a cancel scope per request would cost more than
 the rest of the exchange machinery together). When it fires the connection ends, and what is
 answered first depends on where it was: the exchange's ``answer_cancelled`` (408 for a body,
@@ -33,6 +34,7 @@ from .._protocol.errors import ProtocolError
 from .._protocol.http1 import render_simple_response
 from .._protocol.http1_base import CLOSED, NEED_DATA, BodyChunk
 from .._protocol.request_head import RequestHead
+from .body_pace import BodyPace
 from .clock import http_date
 from .exchange import answer_cancelled, serve_exchange
 from .http1_exchange import HTTP1Exchange
@@ -162,20 +164,22 @@ class HTTP1Connection:
         if self._exchange is not None and self.handler_running and self.config.cancel_on_disconnect:
             self._scope.cancel()
 
-    async def next_body_event(self, scope: trio.CancelScope) -> Any:
-        """The next body event, waiting for bytes at most ``body_timeout`` between reads (a
-        deadline on ``scope``, set only when it must wait, and left in place when it fires)."""
+    async def next_body_event(self, scope: trio.CancelScope, pace: BodyPace, received: int) -> Any:
+        """The next body event, ``received`` bytes of the body in, waiting for bytes as long
+        as ``pace`` allows (``body_timeout``, ``min_body_rate``: a deadline on ``scope``, set
+        only when it must wait, and left in place when it fires)."""
         adapter = self.adapter
         reader = self.reader
         while (event := adapter.next_event()) is NEED_DATA:
             if reader.read_now():
                 continue
-            scope.deadline = trio.current_time() + self.config.body_timeout
+            scope.deadline = pace.start_wait(received)
             try:
                 await reader.fill()
             finally:
                 if not scope.cancel_called:  # also when a handler's deadline cancels the wait
                     scope.deadline = math.inf
+                    pace.end_wait()
         return event
 
     # -- the request loop ---------------------------------------------------------------------
@@ -262,8 +266,10 @@ class HTTP1Connection:
                 return
             if adapter.in_body:
                 self.phase = Phase.DRAIN
-                while type(await self.next_body_event(scope)) is BodyChunk:
-                    pass
+                pace = BodyPace(config)
+                drained = 0
+                while type(event := await self.next_body_event(scope, pace, drained)) is BodyChunk:
+                    drained += len(event.data)
             adapter.start_next_cycle()
             idle_timeout = config.keep_alive_timeout
 
