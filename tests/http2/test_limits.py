@@ -8,7 +8,7 @@ import pytest
 import trio
 import trio.testing
 
-from tests.http2.lab import Lab, router
+from tests.http2.lab import Lab, hello, router
 from tests.http2.support import (
     CANCEL,
     CONTINUATION,
@@ -29,6 +29,7 @@ from tests.http2.support import (
     rst_stream,
 )
 from trioframe import Request, Response, Router
+from trioframe._dispatch import Next
 
 LIMITS = [-1, 0, 1]
 
@@ -272,6 +273,55 @@ async def test_body_timeout_answers_408_on_the_stream(
         assert result.status == 408
         await served(peer, 3)
         assert peer.goaways == []
+
+
+@pytest.mark.parametrize("extra", LIMITS)
+async def test_min_body_rate_on_a_stream(
+    extra: int, autojump_clock: trio.testing.MockClock
+) -> None:
+    # As on HTTP/1.1 (tests/server/test_timeouts.py): waiting for the body may take
+    # body_timeout plus a second for every min_body_rate bytes received. At 9 bytes a second
+    # for a rate of 10, the 22nd chunk is 0.05 s too late.
+    rate = 10
+    per_second = rate + extra
+    config = h2_config(body_timeout=2.05, min_body_rate=rate)
+    async with h2_server(router(Lab()), config) as (server, nursery):
+        peer = await connect(server, nursery)
+        start = trio.current_time()
+        await peer.request(1, b"POST", b"/echo", body=b"x" * per_second, end=False)
+        for chunk in range(1, 30):
+            with trio.move_on_after(1):  # read what comes while the second passes
+                await peer.until(lambda: peer.result(1).done)
+            if peer.result(1).done:
+                break
+            await peer.send_body(1, b"x" * per_second, end=chunk == 29)
+        result = await peer.response(1)
+        if extra < 0:
+            assert result.status == 408
+            assert trio.current_time() - start == pytest.approx(20.95)
+            assert b"request body too slow" in result.body
+        else:
+            assert result.status == 200 and len(result.body) == 30 * per_second
+        await served(peer, 3)  # the connection goes on
+
+
+async def test_own_timeout_around_a_body_read_does_not_leave_the_body_timeout_armed(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # A handler that stops waiting for the body (its own move_on_after) and then works longer
+    # than body_timeout is answered by itself, not 408: it no longer waits for the body.
+    async def patient(request: Request, next_: Next) -> Response:  # (before the extractors)
+        with trio.move_on_after(1):
+            await request.body_reader()
+        await trio.sleep(10)  # other work, longer than body_timeout
+        return Response.text("answered without the body")
+
+    app = Router().middleware(patient).post("/", hello)
+    async with h2_server(app, h2_config(body_timeout=4)) as (server, nursery):
+        peer = await connect(server, nursery)
+        await peer.request(1, b"POST", b"/", end=False)  # the body stalls
+        result = await peer.response(1)
+        assert (result.status, bytes(result.body)) == (200, b"answered without the body")
 
 
 async def test_the_408_to_a_head_request_has_no_body(

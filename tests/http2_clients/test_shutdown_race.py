@@ -52,7 +52,7 @@ async def test_begin_shutdown_on_a_connection_that_is_closing_does_nothing() -> 
             try:
                 await stream.closing.wait()  # run() is past its nursery, closing the stream
                 connection.begin_shutdown()  # what the server's drain does: must not raise
-                connection.close_if_idle("the server is shutting down")
+                connection.evict("the server is at its connection limit")
                 connection.cancel_for_shutdown()
             finally:
                 stream.may_close.set()

@@ -26,6 +26,7 @@ def test_defaults_match_the_contract() -> None:
     assert config.max_header_count == 100
     assert (config.keep_alive_timeout, config.header_timeout) == (5.0, 10.0)
     assert (config.body_timeout, config.send_timeout) == (30.0, 60.0)
+    assert config.min_body_rate == 1024.0
     assert config.max_requests_per_connection == 1000
     assert config.max_connections == 1000
     assert config.shutdown_timeout == 10.0
@@ -50,6 +51,12 @@ def test_config_is_frozen_and_validated() -> None:
         ServerConfig(max_body_size=0)
     with pytest.raises(ValueError, match="header_timeout"):
         ServerConfig(header_timeout=-1.0)
+    with pytest.raises(ValueError, match="min_body_rate"):
+        ServerConfig(min_body_rate=0)
+
+
+def test_min_body_rate_has_its_with_method() -> None:
+    assert ServerConfig().with_min_body_rate(512.0).min_body_rate == 512.0
 
 
 async def test_serve_refuses_workers_which_need_processes() -> None:

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
 import trio
 import trio.testing
 
@@ -104,7 +107,9 @@ async def test_the_408_to_a_head_request_has_no_body(
 async def test_body_timeout_is_between_reads_not_for_the_whole_body(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    async with raw_server(ROUTER, ServerConfig(body_timeout=1.0)) as (server, nursery):
+    # (min_body_rate at 1 byte/s: this body's 1.25 bytes/s keep up; the default would not)
+    config = ServerConfig(body_timeout=1.0, min_body_rate=1.0)
+    async with raw_server(ROUTER, config) as (server, nursery):
         conn = connect(server, nursery)
         await conn.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\n")
         for byte in b"abcde":  # 5 x 0.8 s = 4 s in all, but never 1 s without a byte
@@ -215,3 +220,78 @@ async def test_a_slow_stream_producer_is_not_cut_by_send_timeout(
         await conn.send(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
         head = await conn.response()
         assert head.status_code == 200 and conn.body == b"firstsecond"
+
+
+# -- min_body_rate ------------------------------------------------------------------------------
+RATE = 10  # bytes per second
+SECONDS = 30
+
+
+async def _trickle(conn: RawConnection, per_second: int) -> None:
+    """``per_second`` bytes each second, ``SECONDS`` times (each within ``body_timeout``)."""
+    try:
+        for _ in range(SECONDS):
+            await conn.send(b"x" * per_second)
+            await trio.sleep(1)
+    except trio.BrokenResourceError:  # the server closed the connection
+        pass
+
+
+@pytest.mark.parametrize(("extra", "expected"), [(-1, 408), (0, 200), (1, 200)])
+async def test_min_body_rate(
+    extra: int, expected: int, autojump_clock: trio.testing.MockClock
+) -> None:
+    # The time spent waiting for the body may reach body_timeout (2.05 s) plus a second for
+    # every RATE bytes received. At RATE - 1 bytes a second the client falls 0.1 s further
+    # behind each second: after 21 chunks, 0.95 s is left for the 22nd, which comes 1 s later.
+    per_second = RATE + extra
+    config = ServerConfig(body_timeout=2.05, min_body_rate=RATE)
+    async with raw_server(ROUTER, config) as (server, nursery):
+        conn = connect(server, nursery)
+        start = trio.current_time()
+        size = per_second * SECONDS
+        await conn.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n" % size)
+        nursery.start_soon(_trickle, conn, per_second)
+        head = await conn.response()
+        assert head.status_code == expected
+        if expected == 408:
+            assert trio.current_time() - start == pytest.approx(20.95)
+            assert json.loads(conn.body)["message"] == "request body too slow"
+        else:
+            assert conn.body == b"got %d" % size
+
+
+async def test_a_stall_past_body_timeout_is_still_timed_out_not_too_slow(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # Well ahead of min_body_rate, a single wait still ends after body_timeout.
+    config = ServerConfig(body_timeout=2.0, min_body_rate=1.0)
+    async with raw_server(ROUTER, config) as (server, nursery):
+        conn = connect(server, nursery)
+        await conn.send(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 200\r\n\r\n")
+        await conn.send(b"x" * 100)  # 100 s of credit at 1 byte/s; then nothing
+        start = trio.current_time()
+        head = await conn.response()
+        assert head.status_code == 408 and trio.current_time() - start == 2.0
+        assert json.loads(conn.body)["message"] == "request body timed out"
+
+
+@pytest.mark.parametrize(("extra", "kept"), [(-1, False), (0, True), (1, True)])
+async def test_min_body_rate_while_draining_a_body_the_handler_left(
+    extra: int, kept: bool, autojump_clock: trio.testing.MockClock
+) -> None:
+    # The handler answers without reading; the server reads the rest to keep the connection,
+    # at the same pace: a body below min_body_rate ends the connection instead.
+    per_second = RATE + extra
+    config = ServerConfig(body_timeout=2.05, min_body_rate=RATE)
+    async with raw_server(ROUTER, config) as (server, nursery):
+        conn = connect(server, nursery)
+        size = per_second * SECONDS
+        await conn.send(b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n" % size)
+        assert (await conn.response()).status_code == 200
+        await _trickle(conn, per_second)
+        if kept:
+            await conn.send(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            assert (await conn.response()).status_code == 200
+        else:
+            assert await conn.read_until_closed() == b""

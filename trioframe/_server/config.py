@@ -73,6 +73,10 @@ class ServerConfig:
     header_timeout: float = attrs.field(default=10.0, validator=_positive)
     #: Longest wait between two reads of a request body → 408.
     body_timeout: float = attrs.field(default=30.0, validator=_positive)
+    #: Slowest average a request body may arrive at, in bytes per second: the time spent
+    #: waiting for a body may reach ``body_timeout`` plus one second per ``min_body_rate``
+    #: bytes received → 408.
+    min_body_rate: float = attrs.field(default=1024.0, validator=_positive)
     #: Longest wait for the client to accept response bytes; then the connection is dropped.
     send_timeout: float = attrs.field(default=60.0, validator=_positive)
     #: Longest a TLS handshake may take (a client that connects and sends nothing is closed).
@@ -234,6 +238,10 @@ class ServerConfig:
     def with_body_timeout(self, value: float) -> ServerConfig:
         """A copy with ``body_timeout`` set."""
         return attrs.evolve(self, body_timeout=value)
+
+    def with_min_body_rate(self, value: float) -> ServerConfig:
+        """A copy with ``min_body_rate`` set."""
+        return attrs.evolve(self, min_body_rate=value)
 
     def with_send_timeout(self, value: float) -> ServerConfig:
         """A copy with ``send_timeout`` set."""

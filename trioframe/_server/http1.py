@@ -4,14 +4,19 @@ deadlines; each request is served as an ``HTTP1Exchange`` (``http1_exchange.py``
 
 One cancel scope carries every deadline of the connection, moved as the phase changes: the
 idle wait (``keep_alive_timeout``, or ``header_timeout`` for a new connection), the head
-(``header_timeout``), draining a body the handler left unread (``body_timeout``), and, while
-an exchange runs, that exchange's body and send deadlines: exchanges come one at a time, so
+(``header_timeout``), draining a body the handler left unread (``body_timeout`` and
+``min_body_rate``: ``body_pace.py``), and, while an exchange runs, that exchange's body and
+send deadlines: exchanges come one at a time, so
 the connection's scope is also the exchange's (a cancel scope per request would cost more than
 the rest of the exchange machinery together). When it fires the connection ends, and what is
 answered first depends on where it was: the exchange's ``answer_cancelled`` (408 for a body,
 503 at shutdown, nothing once the response started), or, between exchanges, nothing when idle,
-408 for a head, 503 when the server closed the connection as a request arrived (shutdown, or
-the connection limit).
+408 for a head, 503 when the server closed the connection on a partial head or as a request
+arrived (shutdown, or the connection limit).
+
+While it waits for its client (for a request, for the rest of a head, or lingering after an
+error answer) the connection limit may close it to make room (``evict``; the policy is in
+``slots.py``); a new connection is not waiting until it has looked at what arrived first.
 
 One task reads at a time (``reader.StreamReader``). Between requests the request loop reads
 the stream itself. While a handler runs, a watcher task (started once per connection) takes
@@ -33,10 +38,12 @@ from .._protocol.errors import ProtocolError
 from .._protocol.http1 import render_simple_response
 from .._protocol.http1_base import CLOSED, NEED_DATA, BodyChunk
 from .._protocol.request_head import RequestHead
+from .body_pace import BodyPace
 from .clock import http_date
 from .exchange import answer_cancelled, serve_exchange
 from .http1_exchange import HTTP1Exchange
 from .reader import StreamReader, linger_close
+from .slots import Evictable, Rank, unread_input
 from .transport import Transport
 
 if TYPE_CHECKING:
@@ -51,12 +58,15 @@ _JSON = (b"content-type", b"application/json")
 
 
 class Phase(enum.Enum):
-    """Where a connection is between exchanges; decides what a fired deadline means."""
+    """Where a connection is between exchanges; decides what a fired deadline means, and
+    whether the connection limit may evict it (``IDLE``, ``HEAD`` and ``LINGER``)."""
 
+    START = "looking at what has arrived on a new connection"
     IDLE = "waiting for a request"
     HEAD = "reading a request head"
     EXCHANGE = "serving a request"
     DRAIN = "reading what a handler left of the body"
+    LINGER = "answered; reading what the client still sends before closing"
 
 
 class HTTP1Connection:
@@ -84,7 +94,7 @@ class HTTP1Connection:
         self.adapter = state.http1_adapter(state.head_limits)
         if initial:
             self.adapter.receive_data(initial)
-        self.phase = Phase.IDLE
+        self.phase = Phase.START
         self._scope = trio.CancelScope()
         #: a handler (or a streamed response) runs: the watcher reads ahead meanwhile
         self.handler_running = False
@@ -95,8 +105,12 @@ class HTTP1Connection:
         self.peer_gone = False
         #: why the server closes this connection (shutdown, capacity), once it has decided to
         self.stop_reason: str | None = None
-        #: when the connection last began waiting for a request (``trio.current_time()``)
-        self.idle_since = 0.0
+        #: when the connection began its current wait for the client: for a request (idle),
+        #: for the rest of a head, or lingering (``trio.current_time()``)
+        self.waiting_since = 0.0
+        #: the connection limit closed it to make room (see ``slots.py``)
+        self.evicted = False
+        self._linger_scope: trio.CancelScope | None = None
         #: the connection ends after the current exchange (an error answer, a broken body)
         self.must_close = False
         #: drain unread input briefly before closing (see ``reader.linger_close``)
@@ -117,16 +131,57 @@ class HTTP1Connection:
                     nursery.cancel_scope.cancel()
             self.transport.close()
             if self.linger and not self.peer_gone:
-                with trio.move_on_after(LINGER_SECONDS):
-                    await linger_close(self.stream)
+                await self._linger()
         finally:
             self.transport.close()
             await trio.aclose_forcefully(self.stream)
+
+    async def _linger(self) -> None:
+        """Drain unread input for up to ``LINGER_SECONDS`` before closing (see
+        ``reader.linger_close``); a client waiting for a slot cuts it short."""
+        self.phase = Phase.LINGER
+        self.waiting_since = now = trio.current_time()
+        scope = self._linger_scope = trio.CancelScope(deadline=now + LINGER_SECONDS)
+        self.state.slot_evictable()
+        with scope:
+            await linger_close(self.stream)
 
     @property
     def is_idle(self) -> bool:
         """True while the connection waits for a request (no byte of it read yet)."""
         return self.phase is Phase.IDLE
+
+    @property
+    def evictable(self) -> Evictable | None:
+        """Evictable while it waits for a request or for the rest of a head (unless it is
+        being closed already), and while it lingers after its last answer."""
+        phase = self.phase
+        if phase is Phase.LINGER:
+            scope = self._linger_scope
+            if scope is None or scope.cancel_called:
+                return None
+            return Evictable(Rank.LINGERING, self.waiting_since)
+        if (phase is Phase.IDLE or phase is Phase.HEAD) and self.stop_reason is None:
+            return Evictable(Rank.WAITING, self.waiting_since)
+        return None
+
+    def evict(self, reason: str) -> bool:
+        """Close to make room: a lingering connection at once; one waiting for a request or
+        a head unless bytes wait unread in its socket (then it serves them, and this returns
+        False). A partial head is answered 503 with ``reason``; so is a request that arrives
+        just as the connection is closed."""
+        if self.evictable is None:
+            return False
+        if self.phase is Phase.LINGER:
+            assert self._linger_scope is not None
+            self._linger_scope.cancel()
+            return True
+        if unread_input(self.stream):
+            return False
+        self.evicted = True
+        self.stop_reason = reason
+        self._scope.cancel()
+        return True
 
     def begin_shutdown(self) -> None:
         """Graceful shutdown: an idle connection closes now; a busy one after its response
@@ -162,20 +217,22 @@ class HTTP1Connection:
         if self._exchange is not None and self.handler_running and self.config.cancel_on_disconnect:
             self._scope.cancel()
 
-    async def next_body_event(self, scope: trio.CancelScope) -> Any:
-        """The next body event, waiting for bytes at most ``body_timeout`` between reads (a
-        deadline on ``scope``, set only when it must wait, and left in place when it fires)."""
+    async def next_body_event(self, scope: trio.CancelScope, pace: BodyPace, received: int) -> Any:
+        """The next body event, ``received`` bytes of the body in, waiting for bytes as long
+        as ``pace`` allows (``body_timeout``, ``min_body_rate``: a deadline on ``scope``, set
+        only when it must wait, and left in place when it fires)."""
         adapter = self.adapter
         reader = self.reader
         while (event := adapter.next_event()) is NEED_DATA:
             if reader.read_now():
                 continue
-            scope.deadline = trio.current_time() + self.config.body_timeout
+            scope.deadline = pace.start_wait(received)
             try:
                 await reader.fill()
             finally:
                 if not scope.cancel_called:  # also when a handler's deadline cancels the wait
                     scope.deadline = math.inf
+                    pace.end_wait()
         return event
 
     # -- the request loop ---------------------------------------------------------------------
@@ -195,14 +252,20 @@ class HTTP1Connection:
                 return
             answer = self._answer_for_cancelled_phase()
         if answer is not None:
-            self.linger = True
+            # An evicted connection's slot is wanted now: it lingers only for a request that
+            # arrived as it was closed (closing would reset the answer away).
+            self.linger = not self.evicted or unread_input(self.stream)
             await self.send_error(*answer)
 
     def _answer_for_cancelled_phase(self) -> tuple[int, str] | None:
         if self.peer_gone or self._answered:
             return None
-        if self.stop_reason is not None and self.phase is not Phase.IDLE:
-            return (503, self.stop_reason)
+        if self.stop_reason is not None:
+            # Closed by the server: a partial head, or a request that has just arrived on an
+            # idle connection (not read yet), is refused rather than reset.
+            if self.phase is Phase.HEAD or unread_input(self.stream):
+                return (503, self.stop_reason)
+            return None
         if self.phase is Phase.HEAD:
             return (408, "request head timed out")
         return None
@@ -225,9 +288,9 @@ class HTTP1Connection:
                     # Idle only when it must wait (a request already there is read at once,
                     # in this same step); the idle deadline is cleared after the head.
                     self.phase = Phase.IDLE
-                    self.idle_since = trio.current_time()
-                    self.state.connection_idle()
-                    scope.deadline = self.idle_since + idle_timeout
+                    self.waiting_since = trio.current_time()
+                    self.state.slot_evictable()
+                    scope.deadline = self.waiting_since + idle_timeout
                     while adapter.idle:
                         if adapter.eof:
                             return
@@ -235,9 +298,11 @@ class HTTP1Connection:
             self.phase = Phase.HEAD
             event = adapter.next_event()
             if event is NEED_DATA:
-                scope.deadline = trio.current_time() + config.header_timeout
+                self.waiting_since = trio.current_time()
+                scope.deadline = self.waiting_since + config.header_timeout
                 while (event := adapter.next_event()) is NEED_DATA:
                     if not reader.read_now():
+                        self.state.slot_evictable()
                         await reader.fill()
             if event is CLOSED:
                 return
@@ -262,8 +327,10 @@ class HTTP1Connection:
                 return
             if adapter.in_body:
                 self.phase = Phase.DRAIN
-                while type(await self.next_body_event(scope)) is BodyChunk:
-                    pass
+                pace = BodyPace(config)
+                drained = 0
+                while type(event := await self.next_body_event(scope, pace, drained)) is BodyChunk:
+                    drained += len(event.data)
             adapter.start_next_cycle()
             idle_timeout = config.keep_alive_timeout
 

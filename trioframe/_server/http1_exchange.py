@@ -17,6 +17,7 @@ import trio
 from .._errors import Error
 from .._protocol.errors import ProtocolError
 from .._protocol.http1_base import NEED_DATA, BodyChunk
+from .body_pace import BodyPace
 from .exchange import Exchange, ExchangeGone
 
 if TYPE_CHECKING:
@@ -35,6 +36,9 @@ class HTTP1Exchange(Exchange):
     (the connection's own: exchanges come one at a time). Creating it marks the handler as
     running (the connection's watcher reads ahead for a disconnect)."""
 
+    #: the body's pace (``body_pace.py``), made the first time the body must be waited for
+    pace: BodyPace | None = None
+
     def __init__(
         self, connection: HTTP1Connection, head: RequestHead, scope: trio.CancelScope
     ) -> None:
@@ -51,8 +55,8 @@ class HTTP1Exchange(Exchange):
     async def receive_body(self) -> bytes:
         """The next piece of the body, ``b""`` at its end. A broken body is ``Error`` 400 (the
         connection closes after the answer); a client that stalls longer than
-        ``body_timeout`` cancels the exchange, which is answered 408. Cancellation: a
-        checkpoint when it must wait."""
+        ``body_timeout``, or falls behind ``min_body_rate``, cancels the exchange, which is
+        answered 408. Cancellation: a checkpoint when it must wait."""
         connection = self.connection
         adapter = connection.adapter
         if not adapter.in_body:
@@ -63,8 +67,11 @@ class HTTP1Exchange(Exchange):
             event = adapter.next_event()
             if event is NEED_DATA:
                 self._waiting_for_body = True
+                pace = self.pace
+                if pace is None:
+                    pace = self.pace = BodyPace(connection.config)
                 try:
-                    event = await connection.next_body_event(self.scope)
+                    event = await connection.next_body_event(self.scope, pace, self.body_received)
                 finally:
                     if not self.scope.cancel_called:  # a body timeout: cancel_answer needs it
                         self._waiting_for_body = False
@@ -205,8 +212,8 @@ class HTTP1Exchange(Exchange):
             return None
         if connection.stop_reason is not None:
             return (503, connection.stop_reason)
-        if self._waiting_for_body:
-            return (408, "request body timed out")
+        if self._waiting_for_body and self.pace is not None:
+            return (408, self.pace.timeout_message)
         return None
 
     def refuse_body(self) -> None:

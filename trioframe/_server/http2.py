@@ -19,7 +19,8 @@ The reader stops reading while the output queue is over its bound (a client that
 read cannot make the server queue PING and SETTINGS answers without limit) and the writer
 gives up on a write that takes longer than ``send_timeout``. Connection-level deadlines:
 ``header_timeout`` for the preface and for a header block in CONTINUATION frames,
-``keep_alive_timeout`` while no stream is open. Shutdown sends GOAWAY twice (RFC 9113
+``keep_alive_timeout`` while no stream is open; then, too, the connection limit may close it
+with GOAWAY (``evict``, ``slots.py``). Shutdown sends GOAWAY twice (RFC 9113
 section 6.8): first with the highest possible stream id, then, a PING round trip later, with
 the last stream actually received; the streams in flight finish, then the connection closes.
 """
@@ -48,6 +49,7 @@ from .._protocol.request_head import RequestHead
 from .address import format_peer
 from .exchange import answer_cancelled, serve_exchange
 from .http2_exchange import HTTP2Exchange
+from .slots import Evictable, Rank, unread_input
 
 if TYPE_CHECKING:
     from .._http.tls import TLSInfo
@@ -141,9 +143,12 @@ class HTTP2Connection:
             await trio.aclose_forcefully(self.stream)
 
     @property
-    def is_idle(self) -> bool:
-        """True while no stream is in progress and no request head is arriving."""
-        return self.active == 0 and not self.adapter.meter.in_header_block
+    def evictable(self) -> Evictable | None:
+        """Evictable while no stream is in progress (a header block may be arriving: its
+        stream has not started), since the last one ended; not once it is being closed."""
+        if self.active or self.stop_reason is not None or self.peer_gone:
+            return None
+        return Evictable(Rank.WAITING, self.idle_since)
 
     def begin_shutdown(self) -> None:
         """Graceful shutdown: GOAWAY (the highest stream id) and a PING now; GOAWAY with
@@ -160,10 +165,11 @@ class HTTP2Connection:
             if exchange.websocket is not None:
                 exchange.websocket.begin_shutdown()
 
-    def close_if_idle(self, reason: str) -> bool:
-        """Close now (GOAWAY with the last stream received) if no stream is in progress;
-        returns whether the connection was idle."""
-        if not self.is_idle:
+    def evict(self, reason: str) -> bool:
+        """Close now to make room (GOAWAY with the last stream received: the client retries
+        later ones elsewhere) if no stream is in progress and no bytes wait unread in its
+        socket; returns whether it did."""
+        if self.evictable is None or unread_input(self.stream):
             return False
         self.stop_reason = reason
         self.adapter.send_goaway(self.adapter.last_stream_id)
@@ -209,6 +215,8 @@ class HTTP2Connection:
                     await self._writable.park()  # the writer drains it or gives up
                 if self.peer_gone:
                     return
+                if not self.active:
+                    self.state.slot_evictable()
                 self._read_scope.deadline = self._read_deadline(started, config)
                 try:
                     data = await self.stream.receive_some(RECEIVE_SIZE)
@@ -323,7 +331,7 @@ class HTTP2Connection:
             self.wake_writer()
         if self.active == 0:
             self.idle_since = trio.current_time()
-            self.state.connection_idle()
+            self.state.slot_evictable()
             if self.adapter.goaway_last_id is not None:
                 self._read_scope.cancel()  # draining after a final GOAWAY: done
             if self._no_streams is not None:

@@ -20,6 +20,7 @@ import h2.exceptions
 import trio
 
 from .._errors import Error, error_body
+from .body_pace import BodyPace
 from .clock import http_date
 from .exchange import Exchange, ExchangeGone
 
@@ -37,6 +38,9 @@ _JSON = (b"content-type", b"application/json")
 class HTTP2Exchange(Exchange):
     """Stream ``stream_id`` of ``connection``, served by ``serve_exchange`` inside ``scope``
     (its own). ``body_ended``: the request came without a body."""
+
+    #: the body's pace (``body_pace.py``), made the first time the body must be waited for
+    pace: BodyPace | None = None
 
     def __init__(
         self,
@@ -105,17 +109,25 @@ class HTTP2Exchange(Exchange):
     # -- the request body -----------------------------------------------------------------------
     async def receive_body(self) -> bytes:
         """The next piece of the body, ``b""`` at its end. A client that stalls longer than
-        ``body_timeout`` cancels the exchange (answered 408); a reset stream is ``Error``
-        400. Cancellation: a checkpoint when it must wait."""
+        ``body_timeout``, or falls behind ``min_body_rate``, cancels the exchange (answered
+        408); a reset stream is ``Error`` 400. Cancellation: a checkpoint when it must
+        wait."""
         if not self._body:
             if self.body_ended:
                 return b""
             self._waiting_for_body = True
-            self.scope.deadline = trio.current_time() + self.connection.config.body_timeout
-            while self.has_body_waiting:
-                await self._wait()
-            self.scope.deadline = math.inf
-            self._waiting_for_body = False
+            pace = self.pace
+            if pace is None:
+                pace = self.pace = BodyPace(self.connection.config)
+            self.scope.deadline = pace.start_wait(self.body_fed)
+            try:
+                while self.has_body_waiting:
+                    await self._wait()
+            finally:
+                if not self.scope.cancel_called:  # also when a handler's deadline ends the wait
+                    self.scope.deadline = math.inf
+                    pace.end_wait()
+                    self._waiting_for_body = False
             if not self._body:
                 if self.gone:
                     raise Error(400, "the client reset the stream")
@@ -241,8 +253,8 @@ class HTTP2Exchange(Exchange):
             return None
         if self.connection.stop_reason is not None:
             return (503, self.connection.stop_reason)
-        if self._waiting_for_body:
-            return (408, "request body timed out")
+        if self._waiting_for_body and self.pace is not None:
+            return (408, self.pace.timeout_message)
         return None
 
     def refuse_body(self) -> None:

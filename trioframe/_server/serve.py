@@ -4,6 +4,10 @@ Structure: ``serve()`` owns a nursery holding the accept loops and one task per 
 (each served by ``streams.serve_stream``: TLS, the protocol's connection, its own nursery). ``shutdown()`` flips a flag and
 wakes the shutdown task, which stops accepting, closes idle connections, waits up to
 ``shutdown_timeout`` for in-flight requests, then cancels what is left.
+
+At ``max_connections`` an accept loop stops accepting; once a client waits in the listen
+queue, one connection that is only waiting for its client is closed to make room for it
+(``slots.py`` says which).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from .._websocket.accept import WebSocketPolicy
 from .address import format_peer, parse_address
 from .config import ServerConfig
 from .lifespan import Lifecycle
+from .slots import Eviction
 from .state import ServingState
 from .streams import serve_stream
 from .tls import server_context
@@ -35,6 +40,10 @@ log = logging.getLogger("trioframe")
 
 _ACCEPT_CAPACITY_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 _FINAL_GRACE = 1.0  # after cancelling late requests, time left to send their 503s
+_AT_CAPACITY = "the server is at its connection limit"
+#: At capacity, when every evictable connection had unread bytes: how soon to look again if
+#: none of them says it waits again (``ServingState.slot_evictable``) before.
+_RECHECK_AFTER_SKIPPING = 0.05
 #: ``run()``: after ``shutdown_timeout`` and the final grace, how long a shutdown may still take
 #: (handlers shielded from cancellation) before the process exits without waiting.
 HARD_EXIT_GRACE = 1.0
@@ -289,9 +298,10 @@ class Server:
 async def _wait_for_slot(
     listener: trio.SocketListener, limiter: trio.Semaphore, state: ServingState
 ) -> None:
-    """At ``max_connections``: wait for a connection slot. Meanwhile, each time a client waits
-    to be accepted, close the connection that has been idle longest (slow keep-alive clients
-    cannot hold every slot); when none is idle, wait until one is."""
+    """At ``max_connections``: wait for a connection slot. Meanwhile, once a client waits to
+    be accepted, close one connection for it: one waiting for its client, never one with a
+    request in progress or unread bytes (the policy is in ``slots.py``); when none can go,
+    wait until one can."""
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_evict_for_waiting_client, listener, state)
         await limiter.acquire()
@@ -300,8 +310,13 @@ async def _wait_for_slot(
 
 async def _evict_for_waiting_client(listener: trio.SocketListener, state: ServingState) -> None:
     await trio.lowlevel.wait_readable(listener.socket)  # a client is in the accept queue
-    while not state.close_oldest_idle("the server is at its connection limit"):
-        await state.wait_for_idle()
+    while (eviction := state.make_room(_AT_CAPACITY)) is not Eviction.DONE:
+        if eviction is Eviction.NONE:
+            await state.wait_for_evictable()
+        else:  # every candidate had unread bytes: each reads them now, and most say when
+            # they wait again, but not a TLS handshake in progress: look again soon anyway
+            with trio.move_on_after(_RECHECK_AFTER_SKIPPING):
+                await state.wait_for_evictable()
 
 
 async def _close_all(listeners: list[trio.SocketListener]) -> None:

@@ -1,24 +1,22 @@
 """``ServedConnection``: what the serve loop, the connection limit and graceful shutdown know
-of a connection, whatever protocol it speaks (``http1.HTTP1Connection`` implements it)."""
+of a connection, whatever protocol it speaks (``http1.HTTP1Connection`` and
+``http2.HTTP2Connection`` implement it)."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
+from .slots import SlotHolder
+
 __all__ = ["ServedConnection"]
 
 
-class ServedConnection(Protocol):
-    """One accepted connection, served by ``run()`` in its own task."""
+class ServedConnection(SlotHolder, Protocol):
+    """One accepted connection, served by ``run()`` in its own task; the connection limit
+    may close it while it waits for its client (``SlotHolder``, policy in ``slots.py``)."""
 
-    #: when the connection last began waiting for a request (``trio.current_time()``)
-    idle_since: float
     #: the address the connection came from (``client`` may be another: see ``proxies``)
     peer: tuple[str, int] | None
-
-    @property
-    def is_idle(self) -> bool:
-        """True while no request is in progress and none has begun to arrive."""
 
     async def run(self) -> None:
         """Serve until the peer leaves, a limit ends the connection or shutdown closes it;
@@ -31,7 +29,3 @@ class ServedConnection(Protocol):
     def cancel_for_shutdown(self) -> None:
         """The grace period is over: cancel what still runs (a request whose response has not
         started is answered 503)."""
-
-    def close_if_idle(self, reason: str) -> bool:
-        """Close now if idle (a request arriving in that moment is refused with 503 and
-        ``reason``); returns whether the connection was idle."""

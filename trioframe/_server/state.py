@@ -1,9 +1,11 @@
 """``ServingState``: what every connection of one server shares (the frozen app, the config,
-the TLS context, the shutdown flag and signal, the set of open connections)."""
+the TLS context, the shutdown flag and signal, the open connections and those still opening,
+which the connection limit chooses from)."""
 
 from __future__ import annotations
 
 import logging
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import attrs
@@ -12,6 +14,7 @@ import trio
 from .._protocol.head import HeadLimits
 from .._protocol.http1_parsers import adapter_class
 from .._shutdown import Shutdown
+from .slots import Eviction, SlotHolder, evict_one
 
 if TYPE_CHECKING:
     import ssl
@@ -48,8 +51,11 @@ class ServingState:
     #: the cancel scopes of event streams waiting for their next event (see ``exchange``)
     event_stream_waits: set[trio.CancelScope] = attrs.field(factory=set)
     connections: set[ServedConnection] = attrs.field(factory=set)
+    #: accepted connections whose protocol does not run yet (``streams.Opening``); graceful
+    #: shutdown leaves them to become connections (or fail) and closes them with the rest
+    opening: set[SlotHolder] = attrs.field(factory=set)
     _all_closed: trio.Event | None = None
-    _idle_wanted: trio.Event | None = None  # set when a connection starts waiting idle
+    _evictable: trio.Event | None = None  # set when a connection becomes evictable
 
     def begin_shutdown(self) -> None:
         """Graceful shutdown begins: set the ``Shutdown`` signal and end the event streams
@@ -67,26 +73,24 @@ class ServingState:
             self.shutdown_event = trio.Event()
             self.shutdown = Shutdown(self.shutdown_event)
 
-    def connection_idle(self) -> None:
-        """A connection has begun waiting for its next request (wakes ``wait_for_idle``)."""
-        if self._idle_wanted is not None:
-            self._idle_wanted.set()
-            self._idle_wanted = None
+    def slot_evictable(self) -> None:
+        """A connection has become evictable (it began waiting for its client, or lingers
+        before closing): wakes ``wait_for_evictable``."""
+        if self._evictable is not None:
+            self._evictable.set()
+            self._evictable = None
 
-    async def wait_for_idle(self) -> None:
-        """Return once some connection begins waiting for a request. Cancellation: a plain
-        wait; nothing is left behind."""
-        if self._idle_wanted is None:
-            self._idle_wanted = trio.Event()
-        await self._idle_wanted.wait()
+    async def wait_for_evictable(self) -> None:
+        """Return once some connection becomes evictable. Cancellation: a plain wait;
+        nothing is left behind."""
+        if self._evictable is None:
+            self._evictable = trio.Event()
+        await self._evictable.wait()
 
-    def close_oldest_idle(self, reason: str) -> bool:
-        """Close the connection that has waited longest for a request; False when none is
-        waiting. Linear in the number of connections: called only at ``max_connections``."""
-        idle = [c for c in self.connections if c.is_idle]
-        if not idle:
-            return False
-        return min(idle, key=lambda c: c.idle_since).close_if_idle(reason)
+    def make_room(self, reason: str) -> Eviction:
+        """At ``max_connections`` with a client waiting: close one connection for it, by the
+        policy of ``slots.py``; ``reason`` is what a partial request is answered with."""
+        return evict_one(chain(self.opening, self.connections), reason)
 
     def forget(self, connection: ServedConnection) -> None:
         """A connection has ended."""
