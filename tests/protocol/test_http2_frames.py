@@ -16,6 +16,7 @@ from trioframe._protocol.http2_frames import (
     WINDOW_UPDATE,
     Flood,
     FrameMeter,
+    FrameTooLarge,
 )
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -32,8 +33,15 @@ def frame(kind: int, flags: int = 0, payload: bytes = b"", stream_id: int = 1) -
     )
 
 
-def meter(allowance: int = 10, continuations: int = 3, block: int = 100) -> FrameMeter:
-    m = FrameMeter(allowance=allowance, max_continuation_frames=continuations, max_block_size=block)
+def meter(
+    allowance: int = 10, continuations: int = 3, block: int = 100, frame_size: int = 16384
+) -> FrameMeter:
+    m = FrameMeter(
+        allowance=allowance,
+        max_continuation_frames=continuations,
+        max_block_size=block,
+        max_frame_size=frame_size,
+    )
     m.scan(PREFACE + frame(SETTINGS, stream_id=0) + frame(SETTINGS, ACK, stream_id=0))
     return m
 
@@ -135,3 +143,21 @@ def test_header_block_size_at_n_minus_1_n_and_n_plus_1() -> None:
         m.scan(
             frame(HEADERS, payload=bytes(50)) + frame(CONTINUATION, END_HEADERS, payload=bytes(51))
         )
+
+
+@pytest.mark.parametrize("kind", [DATA, HEADERS, PING, CONTINUATION, 0xFA])
+def test_frame_size_at_n_minus_1_n_and_n_plus_1(kind: int) -> None:
+    for size in (99, 100):
+        m = meter(frame_size=100, block=1000)
+        m.scan(frame(kind, END_HEADERS, payload=bytes(size)))
+    m = meter(frame_size=100)
+    with pytest.raises(FrameTooLarge, match="of 101 bytes, above 100"):
+        m.scan(frame(kind, END_HEADERS, payload=bytes(101))[:9])  # the header alone
+
+
+def test_a_frame_too_large_is_refused_from_a_header_split_across_reads() -> None:
+    m = meter()
+    header = (2**24 - 1).to_bytes(3, "big") + bytes([DATA, 0]) + (1).to_bytes(4, "big")
+    m.scan(header[:5])
+    with pytest.raises(FrameTooLarge, match=f"of {2**24 - 1} bytes, above 16384"):
+        m.scan(header[5:])

@@ -47,7 +47,7 @@ from .http2_events import (
     StreamReset,
     WindowOpened,
 )
-from .http2_frames import Flood, FrameMeter
+from .http2_frames import Flood, FrameMeter, FrameTooLarge
 from .http2_head import MalformedHead, read_request_head
 
 __all__ = ["LAST_STREAM_ID", "ConnectionFailed", "HTTP2Adapter", "HTTP2Limits"]
@@ -190,6 +190,7 @@ class HTTP2Adapter:
             allowance=limits.flood_allowance,
             max_continuation_frames=limits.max_continuation_frames,
             max_block_size=hard_limit,
+            max_frame_size=h2c.max_inbound_frame_size,
         )
         self._out = bytearray(h2c.data_to_send())
         #: streams opened so far (``max_requests`` ends the connection after that many)
@@ -207,6 +208,8 @@ class HTTP2Adapter:
             self.meter.scan(data)
         except Flood as exc:
             self._fail(ErrorCodes.ENHANCE_YOUR_CALM, f"flood: {exc}")
+        except FrameTooLarge as exc:  # refused before h2 buffers the payload to check it
+            self._fail(ErrorCodes.FRAME_SIZE_ERROR, str(exc))
         try:
             h2_events = self._h2.receive_data(data)
         except h2.exceptions.ProtocolError as exc:

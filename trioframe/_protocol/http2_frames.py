@@ -25,7 +25,7 @@ Nothing here imports trio or h2.
 
 from __future__ import annotations
 
-__all__ = ["Flood", "FrameMeter"]
+__all__ = ["Flood", "FrameMeter", "FrameTooLarge"]
 
 PREFACE_SIZE = 24  # b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", parsed by h2
 FRAME_HEADER_SIZE = 9
@@ -45,13 +45,26 @@ class Flood(Exception):
     debug data)."""
 
 
+class FrameTooLarge(Exception):
+    """A frame header announces a payload above the server's SETTINGS_MAX_FRAME_SIZE;
+    ``str()`` says how large."""
+
+
 class FrameMeter:
     """The account of one connection's inbound frames (see the module docstring)."""
 
-    def __init__(self, *, allowance: int, max_continuation_frames: int, max_block_size: int):
+    def __init__(
+        self,
+        *,
+        allowance: int,
+        max_continuation_frames: int,
+        max_block_size: int,
+        max_frame_size: int,
+    ):
         self.allowance = allowance
         self.max_continuation_frames = max_continuation_frames
         self.max_block_size = max_block_size
+        self.max_frame_size = max_frame_size
         self.overhead = 0
         self.work = 0
         self._skip = PREFACE_SIZE  # bytes still to pass before the next frame header
@@ -68,7 +81,8 @@ class FrameMeter:
 
     def scan(self, data: bytes | bytearray) -> None:
         """Account for the frames in ``data`` (the next bytes from the client). Raises
-        ``Flood`` as soon as a rule is broken, before the rest of ``data`` is looked at."""
+        ``Flood`` or ``FrameTooLarge`` as soon as a rule is broken, before the rest of
+        ``data`` is looked at."""
         position, size = 0, len(data)
         while position < size:
             if self._skip:
@@ -84,6 +98,8 @@ class FrameMeter:
             self._partial = b""
             position += need
             length = int.from_bytes(header[:3], "big")
+            if length > self.max_frame_size:
+                raise FrameTooLarge(f"a frame of {length} bytes, above {self.max_frame_size}")
             self._frame(header[3], header[4], length)
             self._skip = length
 
