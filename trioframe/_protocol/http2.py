@@ -34,7 +34,7 @@ import h2.settings
 import hpack
 from h2.errors import ErrorCodes
 from h2.stream import StreamState
-from hyperframe.frame import GoAwayFrame
+from hyperframe.frame import Frame, GoAwayFrame, RstStreamFrame
 
 from .http2_events import (
     BodyEnded,
@@ -121,12 +121,19 @@ class _Decoder(hpack.Decoder):
 class _Connection(h2.connection.H2Connection):
     """h2's connection with errors of one stream kept to that stream: a malformed head
     (after HPACK decoding succeeded, so the compression state stays shared and correct) or a
-    body that breaks its Content-Length resets the stream with PROTOCOL_ERROR."""
+    body that breaks its Content-Length resets the stream with PROTOCOL_ERROR. It counts the
+    RST_STREAM frames it queues (``resets_sent``), whoever asked for them: the adapter
+    charges those a client's frames provoke."""
 
     def __init__(self, config: h2.config.H2Configuration, hard_limit: int) -> None:
         super().__init__(config)
         self.decoder = self._decoder = _Decoder(hard_limit)
         self.malformed: list[tuple[int, int]] = []  # (stream id, unreturned window bytes)
+        self.resets_sent = 0
+
+    def _prepare_for_sending(self, frames: list[Frame]) -> None:
+        self.resets_sent += sum(type(frame) is RstStreamFrame for frame in frames)
+        super()._prepare_for_sending(frames)
 
     def _receive_headers_frame(self, frame: Any) -> Any:
         decoded = self._decoder.blocks
@@ -210,12 +217,16 @@ class HTTP2Adapter:
             self._fail(ErrorCodes.ENHANCE_YOUR_CALM, f"flood: {exc}")
         except FrameTooLarge as exc:  # refused before h2 buffers the payload to check it
             self._fail(ErrorCodes.FRAME_SIZE_ERROR, str(exc))
+        resets = self._h2.resets_sent
         try:
             h2_events = self._h2.receive_data(data)
         except h2.exceptions.ProtocolError as exc:
             self._take_output()  # h2 queued its GOAWAY
             self.closed = True
             raise ConnectionFailed(f"protocol error: {exc}") from None
+        # Every stream the client's frames made the server reset, and every frame h2
+        # answered with RST_STREAM (DATA or HEADERS on a closed stream), is overhead.
+        self.meter.charge(self._h2.resets_sent - resets)
         events: list[Event] = []
         for event in h2_events:
             self._translate(event, events)
@@ -223,7 +234,6 @@ class HTTP2Adapter:
             events.append(StreamReset(stream_id))
             if window:
                 self._h2.acknowledge_received_data(window, stream_id)
-            self.meter.charge()
         self._h2.malformed.clear()
         self._take_output()
         try:
@@ -240,10 +250,8 @@ class HTTP2Adapter:
             events.append(BodyReceived(event.stream_id, event.data, event.flow_controlled_length))
         elif kind is h2.events.StreamEnded:  # also after a RequestReceived or DataReceived
             events.append(BodyEnded(event.stream_id))
-        elif kind is h2.events.StreamReset:
+        elif kind is h2.events.StreamReset:  # by the client, or by h2 (charged in receive)
             events.append(StreamReset(event.stream_id))
-            if not event.remote_reset:  # h2 reset it for a frame the client should not send
-                self.meter.charge()
         elif kind is h2.events.WindowUpdated:
             events.append(WindowOpened(event.stream_id))
         elif kind is h2.events.RemoteSettingsChanged:
@@ -259,7 +267,7 @@ class HTTP2Adapter:
         stream_id = event.stream_id
         ended = event.stream_ended is not None
         if self.goaway_last_id is not None and stream_id > self.goaway_last_id:
-            self.reset(stream_id, ErrorCodes.REFUSED_STREAM, charge=False)  # after GOAWAY
+            self.reset(stream_id, ErrorCodes.REFUSED_STREAM)  # after GOAWAY: overhead too
             return
         self.requests += 1
         try:

@@ -10,8 +10,9 @@ linear time, skipping payloads) and keeps one account per connection:
 
 - *overhead*: every frame that does no work for a request (PING, SETTINGS past the first,
   SETTINGS acknowledgements past the first, WINDOW_UPDATE, PRIORITY, RST_STREAM, empty DATA
-  frames that do not end a stream, frames of unknown type) and every stream the server had to
-  reset itself (refused, malformed, failed: ``charge``);
+  frames that do not end a stream, frames of unknown type) and every RST_STREAM the server
+  had to send (a stream refused, malformed or failed, a stream opened after the server's
+  GOAWAY, a DATA or HEADERS frame on a closed stream: ``charge``);
 - *work*: every response the server completed, every DATA frame it sent, and every piece of
   request body a handler read (``credit``: body that is sent and never read earns nothing, so
   one byte of DATA cannot pay for a reset).
@@ -103,10 +104,11 @@ class FrameMeter:
             self._frame(header[3], header[4], length)
             self._skip = length
 
-    def charge(self) -> None:
-        """The server reset a stream it did not want to (refused, malformed, failed); the
-        next ``check`` (or ``scan``) judges the account."""
-        self.overhead += 1
+    def charge(self, count: int = 1) -> None:
+        """The server reset ``count`` streams it did not want to (refused, malformed,
+        failed, or a frame on a closed stream answered); the next ``check`` (or ``scan``)
+        judges the account."""
+        self.overhead += count
 
     def credit(self) -> None:
         """The server did work for the client (a response completed, a DATA frame sent, a
