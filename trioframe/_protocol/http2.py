@@ -130,6 +130,20 @@ class _Connection(h2.connection.H2Connection):
         self.decoder = self._decoder = _Decoder(hard_limit)
         self.malformed: list[tuple[int, int]] = []  # (stream id, unreturned window bytes)
         self.resets_sent = 0
+        self._next_walk = 0  # the table size at which open_inbound_streams walks it again
+
+    @property
+    def open_inbound_streams(self) -> int:
+        """At least the number of open streams. h2 reads this for every new stream, only to
+        compare it with MAX_CONCURRENT_STREAMS (which ``_Settings`` puts out of reach), and
+        its own count walks the whole stream table, dropping the closed streams: a read of N
+        new streams cost N squared. The walk runs here only once the table has doubled since
+        the last one (linear in all); in between, every stream in the table is counted."""
+        if len(self.streams) < self._next_walk:
+            return len(self.streams)
+        count = super().open_inbound_streams
+        self._next_walk = 2 * len(self.streams) + 64
+        return count
 
     def _prepare_for_sending(self, frames: list[Frame]) -> None:
         self.resets_sent += sum(type(frame) is RstStreamFrame for frame in frames)
