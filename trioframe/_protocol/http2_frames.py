@@ -21,7 +21,10 @@ The connection is a flood once ``overhead > allowance + 2 * work``. A browser or
 stays far below: it sends a handful of control frames per connection and about one
 WINDOW_UPDATE per DATA frame it receives at most. A header block is also bounded on its own:
 at most ``max_continuation_frames`` CONTINUATION frames and ``max_block_size`` bytes.
-Nothing here imports trio or h2.
+
+A frame whose header announces more than ``max_frame_size`` (the SETTINGS_MAX_FRAME_SIZE the
+server announced) is refused from its header (``FrameTooLarge``), before h2 would buffer its
+payload whole to check it. Nothing here imports trio or h2.
 """
 
 from __future__ import annotations
