@@ -34,13 +34,18 @@ def frame(kind: int, flags: int = 0, payload: bytes = b"", stream_id: int = 1) -
 
 
 def meter(
-    allowance: int = 10, continuations: int = 3, block: int = 100, frame_size: int = 16384
+    allowance: int = 10,
+    continuations: int = 3,
+    block: int = 100,
+    frame_size: int = 16384,
+    slice_frames: int = 100,
 ) -> FrameMeter:
     m = FrameMeter(
         allowance=allowance,
         max_continuation_frames=continuations,
         max_block_size=block,
         max_frame_size=frame_size,
+        slice_frames=slice_frames,
     )
     m.scan(PREFACE + frame(SETTINGS, stream_id=0) + frame(SETTINGS, ACK, stream_id=0))
     return m
@@ -161,3 +166,22 @@ def test_a_frame_too_large_is_refused_from_a_header_split_across_reads() -> None
     m.scan(header[:5])
     with pytest.raises(FrameTooLarge, match=f"of {2**24 - 1} bytes, above 16384"):
         m.scan(header[5:])
+
+
+def test_a_read_is_cut_into_slices_of_at_most_n_frames_at_frame_starts() -> None:
+    ping = frame(PING, payload=bytes(8), stream_id=0)  # 17 bytes
+    data = frame(DATA, payload=b"abc")  # 12 bytes
+    m = meter(slice_frames=3, allowance=100)
+    assert m.scan(ping * 2) == []  # N-1
+    assert m.scan(ping * 3) == []  # N
+    assert m.scan(ping * 4) == [3 * 17]  # N+1
+    assert m.scan(data * 7) == [3 * 12, 6 * 12]
+
+
+def test_slices_start_afresh_with_each_read_and_never_cut_a_split_frame() -> None:
+    data = frame(DATA, payload=b"abc")  # 12 bytes
+    m = meter(slice_frames=2)
+    assert m.scan(data * 2 + data[:5]) == [24]  # the third frame's header starts a slice
+    assert m.scan(data[5:] + data * 2) == [7 + 12]  # its rest and one frame, then a cut
+    assert m.scan(data[:4]) == []
+    assert m.scan(data[4:]) == []

@@ -16,13 +16,18 @@ adds what a server needs around it:
   so that shutdown can announce GOAWAY twice and keep serving the streams in flight (h2's own
   GOAWAY would close its state machine).
 
-``receive`` turns bytes into the adapter's events; errors of the whole connection raise
-``ConnectionFailed`` after the GOAWAY is queued. Output accumulates until ``data_to_send``.
-Nothing here imports trio.
+``feed`` takes bytes from the client and meters them (a flood or a frame above the frame size
+is refused before h2 sees any of it); ``receive`` hands them to h2 one slice of at most
+``max_frames_per_step`` frames at a time and turns each slice into the adapter's events, so
+that the server can refuse the streams it cannot take, and let other connections run,
+between two slices. Errors of the whole connection raise ``ConnectionFailed`` after the
+GOAWAY is queued. Output accumulates until ``data_to_send``. Nothing here imports trio.
 """
 
 from __future__ import annotations
 
+import itertools
+from collections import deque
 from typing import Any
 
 import attrs
@@ -74,6 +79,7 @@ class HTTP2Limits:
     stream_window: int = 64 * 1024
     connection_window: int = 1024 * 1024
     max_requests: int = 1000
+    max_frames_per_step: int = 64
 
 
 class ConnectionFailed(Exception):
@@ -212,7 +218,9 @@ class HTTP2Adapter:
             max_continuation_frames=limits.max_continuation_frames,
             max_block_size=hard_limit,
             max_frame_size=h2c.max_inbound_frame_size,
+            slice_frames=limits.max_frames_per_step,
         )
+        self._backlog: deque[bytes | bytearray] = deque()  # slices fed, not yet received
         self._out = bytearray(h2c.data_to_send())
         #: streams opened so far (``max_requests`` ends the connection after that many)
         self.requests = 0
@@ -221,22 +229,46 @@ class HTTP2Adapter:
         self.closed = False  # a GOAWAY with an error went out: nothing more is read
 
     # -- input ---------------------------------------------------------------------------------
-    def receive(self, data: bytes | bytearray) -> list[Event]:
-        """Feed bytes from the client; the events they make. Raises ``ConnectionFailed``
-        (GOAWAY queued) when the connection must end."""
+    def feed(self, data: bytes | bytearray) -> None:
+        """Take bytes from the client. They are metered at once: a flood or a frame too
+        large raises ``ConnectionFailed`` (GOAWAY queued) before h2 sees any of them. Then
+        they wait in ``backlog`` for ``receive``, which hands them to h2 a slice of at most
+        ``max_frames_per_step`` frames at a time."""
         try:
             self.meter.check()  # resets the server made since the last read count too
-            self.meter.scan(data)
+            cuts = self.meter.scan(data)
         except Flood as exc:
             self._fail(ErrorCodes.ENHANCE_YOUR_CALM, f"flood: {exc}")
         except FrameTooLarge as exc:  # refused before h2 buffers the payload to check it
             self._fail(ErrorCodes.FRAME_SIZE_ERROR, str(exc))
+        if not cuts:
+            self._backlog.append(data)
+            return
+        for start, end in itertools.pairwise([0, *cuts, len(data)]):
+            self._backlog.append(data[start:end])
+
+    @property
+    def backlog(self) -> bool:
+        """Whether bytes fed are still waiting for ``receive``."""
+        return bool(self._backlog)
+
+    def receive(self) -> list[Event]:
+        """Hand the next slice of the bytes fed to h2 (``backlog`` must be true); the events
+        it makes. The server refuses what it cannot take between two slices, and the resets
+        that costs count before the next one: raises ``ConnectionFailed`` (GOAWAY queued)
+        when the connection must end."""
+        data = self._backlog.popleft()
+        try:
+            self.meter.check()  # resets the server made since the last slice count too
+        except Flood as exc:
+            self._fail(ErrorCodes.ENHANCE_YOUR_CALM, f"flood: {exc}")
         resets = self._h2.resets_sent
         try:
             h2_events = self._h2.receive_data(data)
         except h2.exceptions.ProtocolError as exc:
             self._take_output()  # h2 queued its GOAWAY
             self.closed = True
+            self._backlog.clear()
             raise ConnectionFailed(f"protocol error: {exc}") from None
         # Every stream the client's frames made the server reset, and every frame h2
         # answered with RST_STREAM (DATA or HEADERS on a closed stream), is overhead.
@@ -272,8 +304,9 @@ class HTTP2Adapter:
             events.append(WindowOpened(0))  # the initial window or the frame size may change
         elif kind is h2.events.PingAckReceived:
             events.append(PingAcked(event.ping_data))
-        elif kind is h2.events.ConnectionTerminated:
+        elif kind is h2.events.ConnectionTerminated:  # the client's GOAWAY: the rest unread
             events.append(PeerClosed(event.error_code or 0))
+            self._backlog.clear()
         # The rest need nothing: h2 answers PINGs and SETTINGS itself; trailers are dropped
         # (their StreamEnded follows); priorities are not used.
 
@@ -401,4 +434,5 @@ class HTTP2Adapter:
     def _fail(self, code: ErrorCodes, reason: str) -> None:
         self.send_goaway(self.last_stream_id, code, reason.encode("ascii", "replace")[:128])
         self.closed = True
+        self._backlog.clear()
         raise ConnectionFailed(reason)

@@ -24,7 +24,9 @@ at most ``max_continuation_frames`` CONTINUATION frames and ``max_block_size`` b
 
 A frame whose header announces more than ``max_frame_size`` (the SETTINGS_MAX_FRAME_SIZE the
 server announced) is refused from its header (``FrameTooLarge``), before h2 would buffer its
-payload whole to check it. Nothing here imports trio or h2.
+payload whole to check it. And ``scan`` says where to cut a read into slices of at most
+``slice_frames`` frames, so that the work one read can start is handed to h2 a bounded piece
+at a time. Nothing here imports trio or h2.
 """
 
 from __future__ import annotations
@@ -64,11 +66,13 @@ class FrameMeter:
         max_continuation_frames: int,
         max_block_size: int,
         max_frame_size: int,
+        slice_frames: int,
     ):
         self.allowance = allowance
         self.max_continuation_frames = max_continuation_frames
         self.max_block_size = max_block_size
         self.max_frame_size = max_frame_size
+        self.slice_frames = slice_frames
         self.overhead = 0
         self.work = 0
         self._skip = PREFACE_SIZE  # bytes still to pass before the next frame header
@@ -83,10 +87,14 @@ class FrameMeter:
         """True between a HEADERS frame without END_HEADERS and the block's last frame."""
         return self._continuations >= 0
 
-    def scan(self, data: bytes | bytearray) -> None:
-        """Account for the frames in ``data`` (the next bytes from the client). Raises
-        ``Flood`` or ``FrameTooLarge`` as soon as a rule is broken, before the rest of
-        ``data`` is looked at."""
+    def scan(self, data: bytes | bytearray) -> list[int]:
+        """Account for the frames in ``data`` (the next bytes from the client); return the
+        offsets at which to cut ``data`` into slices of at most ``slice_frames`` frame
+        headers each (every cut at the first byte of a frame; none when ``data`` holds at
+        most that many). Raises ``Flood`` or ``FrameTooLarge`` as soon as a rule is broken,
+        before the rest of ``data`` is looked at."""
+        cuts: list[int] = []
+        frames = 0  # frame headers in the current slice
         position, size = 0, len(data)
         while position < size:
             if self._skip:
@@ -94,18 +102,23 @@ class FrameMeter:
                 self._skip -= step
                 position += step
                 continue
+            if frames == self.slice_frames:
+                cuts.append(position)
+                frames = 0
             need = FRAME_HEADER_SIZE - len(self._partial)
             if size - position < need:
                 self._partial += data[position:]
-                return
+                break
             header = self._partial + data[position : position + need]
             self._partial = b""
             position += need
+            frames += 1
             length = int.from_bytes(header[:3], "big")
             if length > self.max_frame_size:
                 raise FrameTooLarge(f"a frame of {length} bytes, above {self.max_frame_size}")
             self._frame(header[3], header[4], length)
             self._skip = length
+        return cuts
 
     def charge(self, count: int = 1) -> None:
         """The server reset ``count`` streams it did not want to (refused, malformed,

@@ -75,6 +75,7 @@ def limits_from(config: ServerConfig) -> HTTP2Limits:
         stream_window=config.http2_stream_window,
         connection_window=config.http2_connection_window,
         max_requests=config.max_requests_per_connection,
+        max_frames_per_step=config.http2_max_frames_per_step,
     )
 
 
@@ -142,8 +143,11 @@ class HTTP2Connection:
 
     @property
     def is_idle(self) -> bool:
-        """True while no stream is in progress and no request head is arriving."""
-        return self.active == 0 and not self.adapter.meter.in_header_block
+        """True while no stream is in progress, no request head is arriving and nothing
+        read is waiting to be handled."""
+        return (
+            self.active == 0 and not self.adapter.meter.in_header_block and not self.adapter.backlog
+        )
 
     def begin_shutdown(self) -> None:
         """Graceful shutdown: GOAWAY (the highest stream id) and a PING now; GOAWAY with
@@ -189,26 +193,34 @@ class HTTP2Connection:
 
     # -- reading ----------------------------------------------------------------------------------
     async def _read_loop(self) -> None:
+        """Read, and hand what was read to the streams one slice at a time (at most
+        ``http2_max_frames_per_step`` frames): other tasks run between two slices, and the
+        streams a slice opens past ``max_concurrent_streams`` are refused before the next."""
         adapter, config = self.adapter, self.config
         started = trio.current_time()
         data: bytes | bytearray = self._initial
         with self._read_scope:
             while True:
-                if data:
-                    try:
-                        events = adapter.receive(data)
-                    except ConnectionFailed as exc:
-                        log.debug("HTTP/2 connection from %s ends: %s", self._peer(), exc)
-                        return
-                    for event in events:
-                        self._dispatch(event)
-                    self.wake_writer()
+                try:
+                    if data:
+                        adapter.feed(data)
+                    events = adapter.receive() if adapter.backlog else []
+                except ConnectionFailed as exc:
+                    log.debug("HTTP/2 connection from %s ends: %s", self._peer(), exc)
+                    return
+                for event in events:
+                    self._dispatch(event)
+                self.wake_writer()
                 if self.adapter.goaway_last_id is not None and self.active == 0:
                     return  # a final GOAWAY went out and every stream is over
                 while adapter.pending > self.output_bound and not self.peer_gone:
                     await self._writable.park()  # the writer drains it or gives up
                 if self.peer_gone:
                     return
+                data = b""
+                if adapter.backlog:
+                    await trio.lowlevel.checkpoint()  # the rest of the read after others ran
+                    continue
                 self._read_scope.deadline = self._read_deadline(started, config)
                 try:
                     data = await self.stream.receive_some(RECEIVE_SIZE)
