@@ -168,20 +168,38 @@ def test_a_frame_too_large_is_refused_from_a_header_split_across_reads() -> None
         m.scan(header[5:])
 
 
-def test_a_read_is_cut_into_slices_of_at_most_n_frames_at_frame_starts() -> None:
+def slices(m: FrameMeter, data: bytes) -> list[int]:
+    """Where ``scan`` ends each slice of ``data``, slice after slice."""
+    ends = [m.scan(data)]
+    while ends[-1] < len(data):
+        ends.append(m.scan(data, ends[-1]))
+    return ends
+
+
+def test_a_read_is_scanned_in_slices_of_at_most_n_frames_ending_at_frame_starts() -> None:
     ping = frame(PING, payload=bytes(8), stream_id=0)  # 17 bytes
     data = frame(DATA, payload=b"abc")  # 12 bytes
     m = meter(slice_frames=3, allowance=100)
-    assert m.scan(ping * 2) == []  # N-1
-    assert m.scan(ping * 3) == []  # N
-    assert m.scan(ping * 4) == [3 * 17]  # N+1
-    assert m.scan(data * 7) == [3 * 12, 6 * 12]
+    assert slices(m, ping * 2) == [2 * 17]  # N-1
+    assert slices(m, ping * 3) == [3 * 17]  # N
+    assert slices(m, ping * 4) == [3 * 17, 4 * 17]  # N+1
+    assert slices(m, data * 7) == [3 * 12, 6 * 12, 7 * 12]
+    assert m.overhead == 9
 
 
 def test_slices_start_afresh_with_each_read_and_never_cut_a_split_frame() -> None:
     data = frame(DATA, payload=b"abc")  # 12 bytes
     m = meter(slice_frames=2)
-    assert m.scan(data * 2 + data[:5]) == [24]  # the third frame's header starts a slice
-    assert m.scan(data[5:] + data * 2) == [7 + 12]  # its rest and one frame, then a cut
-    assert m.scan(data[:4]) == []
-    assert m.scan(data[4:]) == []
+    assert slices(m, data * 2 + data[:5]) == [24, 29]  # the third frame's header starts a slice
+    assert slices(m, data[5:] + data * 2) == [7 + 12, 7 + 24]  # its rest, one frame, a cut
+    assert slices(m, data[:4]) == [4]
+    assert slices(m, data[4:]) == [8]
+
+
+def test_a_flood_stops_the_scan_where_it_is_found() -> None:
+    ping = frame(PING, payload=bytes(8), stream_id=0)
+    m = meter(slice_frames=4, allowance=5)
+    assert m.scan(ping * 10) == 4 * 17
+    with pytest.raises(Flood):
+        m.scan(ping * 10, 4 * 17)  # the sixth PING
+    assert m.overhead == 6

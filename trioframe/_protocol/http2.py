@@ -16,18 +16,16 @@ adds what a server needs around it:
   so that shutdown can announce GOAWAY twice and keep serving the streams in flight (h2's own
   GOAWAY would close its state machine).
 
-``feed`` takes bytes from the client and meters them (a flood or a frame above the frame size
-is refused before h2 sees any of it); ``receive`` hands them to h2 one slice of at most
-``max_frames_per_step`` frames at a time and turns each slice into the adapter's events, so
-that the server can refuse the streams it cannot take, and let other connections run,
-between two slices. Errors of the whole connection raise ``ConnectionFailed`` after the
-GOAWAY is queued. Output accumulates until ``data_to_send``. Nothing here imports trio.
+``feed`` takes what the server read; ``receive`` meters it and hands it to h2 one slice of
+at most ``max_frames_per_step`` frames at a time (a flood, or a frame above the frame size,
+is refused before h2 sees it), and turns each slice into the adapter's events, so that the
+server can refuse the streams it cannot take, and let other connections run, between two
+slices. Errors of the whole connection raise ``ConnectionFailed`` after the GOAWAY is
+queued. Output accumulates until ``data_to_send``. Nothing here imports trio.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections import deque
 from typing import Any
 
 import attrs
@@ -123,7 +121,8 @@ class HTTP2Adapter:
             max_frame_size=h2c.max_inbound_frame_size,
             slice_frames=limits.max_frames_per_step,
         )
-        self._backlog: deque[bytes | bytearray] = deque()  # slices fed, not yet received
+        self._unread: bytes | bytearray = b""  # the bytes fed; those before _offset are read
+        self._offset = 0
         self._out = bytearray(h2c.data_to_send())
         #: streams opened so far (``max_requests`` ends the connection after that many)
         self.requests = 0
@@ -133,45 +132,37 @@ class HTTP2Adapter:
 
     # -- input ---------------------------------------------------------------------------------
     def feed(self, data: bytes | bytearray) -> None:
-        """Take bytes from the client. They are metered at once: a flood or a frame too
-        large raises ``ConnectionFailed`` (GOAWAY queued) before h2 sees any of them. Then
-        they wait in ``backlog`` for ``receive``, which hands them to h2 a slice of at most
-        ``max_frames_per_step`` frames at a time."""
-        try:
-            self.meter.check()  # resets the server made since the last read count too
-            cuts = self.meter.scan(data)
-        except Flood as exc:
-            self._fail(ErrorCodes.ENHANCE_YOUR_CALM, f"flood: {exc}")
-        except FrameTooLarge as exc:  # refused before h2 buffers the payload to check it
-            self._fail(ErrorCodes.FRAME_SIZE_ERROR, str(exc))
-        if not cuts:
-            self._backlog.append(data)
-            return
-        for start, end in itertools.pairwise([0, *cuts, len(data)]):
-            self._backlog.append(data[start:end])
+        """Take the next bytes from the client (``backlog`` must be false); ``receive``
+        hands them to h2."""
+        self._unread, self._offset = data, 0
 
     @property
     def backlog(self) -> bool:
         """Whether bytes fed are still waiting for ``receive``."""
-        return bool(self._backlog)
+        return self._offset < len(self._unread)
 
     def receive(self) -> list[Event]:
-        """Hand the next slice of the bytes fed to h2 (``backlog`` must be true); the events
-        it makes. The server refuses what it cannot take between two slices, and the resets
-        that costs count before the next one: raises ``ConnectionFailed`` (GOAWAY queued)
-        when the connection must end."""
-        data = self._backlog.popleft()
+        """Meter the next slice of the bytes fed (at most ``max_frames_per_step`` frames),
+        hand it to h2 and return the events it makes (``backlog`` must be true). The server
+        refuses the streams it cannot take between two slices, and the resets that costs
+        count before the next one. Raises ``ConnectionFailed`` (GOAWAY queued) when the
+        connection must end: a flood or a frame too large is refused before h2 sees it."""
+        start = self._offset
         try:
             self.meter.check()  # resets the server made since the last slice count too
+            self._offset = self.meter.scan(self._unread, start)
         except Flood as exc:
             self._fail(ErrorCodes.ENHANCE_YOUR_CALM, f"flood: {exc}")
+        except FrameTooLarge as exc:  # refused before h2 buffers the payload to check it
+            self._fail(ErrorCodes.FRAME_SIZE_ERROR, str(exc))
+        data = memoryview(self._unread)[start : self._offset]
         resets = self._h2.resets_sent
         try:
             h2_events = self._h2.receive_data(data)
         except h2.exceptions.ProtocolError as exc:
             self._take_output()  # h2 queued its GOAWAY
             self.closed = True
-            self._backlog.clear()
+            self._drop_unread()
             raise ConnectionFailed(f"protocol error: {exc}") from None
         # Every stream the client's frames made the server reset, and every frame h2
         # answered with RST_STREAM (DATA or HEADERS on a closed stream), is overhead.
@@ -209,7 +200,7 @@ class HTTP2Adapter:
             events.append(PingAcked(event.ping_data))
         elif kind is h2.events.ConnectionTerminated:  # the client's GOAWAY: the rest unread
             events.append(PeerClosed(event.error_code or 0))
-            self._backlog.clear()
+            self._drop_unread()
         # The rest need nothing: h2 answers PINGs and SETTINGS itself; trailers are dropped
         # (their StreamEnded follows); priorities are not used.
 
@@ -337,5 +328,9 @@ class HTTP2Adapter:
     def _fail(self, code: ErrorCodes, reason: str) -> None:
         self.send_goaway(self.last_stream_id, code, reason.encode("ascii", "replace")[:128])
         self.closed = True
-        self._backlog.clear()
+        self._drop_unread()
         raise ConnectionFailed(reason)
+
+    def _drop_unread(self) -> None:
+        """Nothing more is read: the connection failed, or the client sent GOAWAY."""
+        self._unread, self._offset = b"", 0

@@ -24,9 +24,9 @@ at most ``max_continuation_frames`` CONTINUATION frames and ``max_block_size`` b
 
 A frame whose header announces more than ``max_frame_size`` (the SETTINGS_MAX_FRAME_SIZE the
 server announced) is refused from its header (``FrameTooLarge``), before h2 would buffer its
-payload whole to check it. And ``scan`` says where to cut a read into slices of at most
-``slice_frames`` frames, so that the work one read can start is handed to h2 a bounded piece
-at a time. Nothing here imports trio or h2.
+payload whole to check it. And ``scan`` reads at most ``slice_frames`` frame headers at a
+time, so that the work one read can start is metered and handed to h2 a bounded slice at a
+time. Nothing here imports trio or h2.
 """
 
 from __future__ import annotations
@@ -87,15 +87,14 @@ class FrameMeter:
         """True between a HEADERS frame without END_HEADERS and the block's last frame."""
         return self._continuations >= 0
 
-    def scan(self, data: bytes | bytearray) -> list[int]:
-        """Account for the frames in ``data`` (the next bytes from the client); return the
-        offsets at which to cut ``data`` into slices of at most ``slice_frames`` frame
-        headers each (every cut at the first byte of a frame; none when ``data`` holds at
-        most that many). Raises ``Flood`` or ``FrameTooLarge`` as soon as a rule is broken,
-        before the rest of ``data`` is looked at."""
-        cuts: list[int] = []
-        frames = 0  # frame headers in the current slice
-        position, size = 0, len(data)
+    def scan(self, data: bytes | bytearray, start: int = 0) -> int:
+        """Account for the next frames of ``data`` (bytes from the client) from ``start``,
+        at most ``slice_frames`` frame headers; return where the slice they make ends: the
+        first byte of the next frame, or the end of ``data``. Raises ``Flood`` or
+        ``FrameTooLarge`` as soon as a rule is broken, before the rest of ``data`` is
+        looked at."""
+        frames = 0
+        position, size = start, len(data)
         while position < size:
             if self._skip:
                 step = min(self._skip, size - position)
@@ -103,12 +102,11 @@ class FrameMeter:
                 position += step
                 continue
             if frames == self.slice_frames:
-                cuts.append(position)
-                frames = 0
+                return position
             need = FRAME_HEADER_SIZE - len(self._partial)
             if size - position < need:
                 self._partial += data[position:]
-                break
+                return size
             header = self._partial + data[position : position + need]
             self._partial = b""
             position += need
@@ -118,7 +116,7 @@ class FrameMeter:
                 raise FrameTooLarge(f"a frame of {length} bytes, above {self.max_frame_size}")
             self._frame(header[3], header[4], length)
             self._skip = length
-        return cuts
+        return size
 
     def charge(self, count: int = 1) -> None:
         """The server reset ``count`` streams it did not want to (refused, malformed,
