@@ -18,7 +18,7 @@ import trio
 import trio.testing
 
 from tests.blocking import DEFAULT_BUDGET, loop_guard
-from tests.http2.lab import Lab, router
+from tests.http2.lab import Lab, hello, router
 from tests.http2.support import (
     CONTINUATION,
     END_HEADERS,
@@ -42,6 +42,7 @@ from tests.http2.support import (
     well_behaved,
     window_update,
 )
+from trioframe import Response, Router
 
 READ = 64 * 1024  # what the server reads at once
 LIMITS = [-1, 0, 1]
@@ -251,3 +252,29 @@ async def test_new_streams_cost_linear_time_in_h2s_stream_table(
         await peer.send(peer.headers_frame(2 * count + 1, fields))
         assert (await peer.response(2 * count + 1)).status == 200
         assert len(connection.adapter._h2.streams) <= 2 * count + 64  # dropped now and then
+
+
+async def test_a_deadline_passing_while_a_read_is_handled_does_not_cut_it_short(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    # The connection's deadlines are for waiting for the client. A read that came in time is
+    # handled to its end, even when the keep-alive deadline passes between two of its slices
+    # (here the first stream's handler moves the clock past it).
+    async def jump() -> Response:
+        mock_clock.jump(2)
+        return Response.text("jumped")
+
+    app = Router().get("/jump", jump).get("/", hello)
+    config = h2_config(keep_alive_timeout=5, http2_max_frames_per_step=4)
+    async with h2_server(app, config) as (server, nursery):
+        peer = await connect(server, nursery)
+        await peer.request(1, b"GET", b"/")
+        assert (await peer.response(1)).status == 200
+        mock_clock.jump(4)  # the connection is idle, 1 s before its keep-alive deadline
+        ids = list(range(3, 21, 2))  # 9 streams: 3 slices
+        read = peer.headers_frame(ids[0], request_fields(b"GET", b"/jump"))
+        read += b"".join(peer.headers_frame(sid, request_fields(b"GET", b"/")) for sid in ids[1:])
+        await peer.send(read)
+        for sid in ids:
+            assert (await peer.response(sid)).status == 200
+        assert peer.goaways == []

@@ -229,6 +229,7 @@ class HTTP2Connection:
                 if not data:
                     self._lost()
                     return
+                self._read_scope.deadline = math.inf  # the deadlines are for waiting only
         if (
             self._read_scope.cancelled_caught
             and self.stop_reason is None
