@@ -4,7 +4,9 @@ than the guard's budget (``tests/blocking.py``), and every decoding failure is a
 the standard error body.
 
 Bodies go out in 64 KiB pieces under their Content-Length, as a socket would deliver them,
-so that the client side of the in-memory connection does not hold the loop either.
+so that the client side of the in-memory connection does not hold the loop either. HTTP/2
+reads of every frame kind, 64 KiB each, are under the same guard in
+``tests/http2/test_read_bounds.py``.
 """
 
 from __future__ import annotations

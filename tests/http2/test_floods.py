@@ -17,7 +17,9 @@ from tests.http2.support import (
     CONTINUATION,
     ENHANCE_YOUR_CALM,
     HEADERS,
+    NO_ERROR,
     PREFACE,
+    REFUSED_STREAM,
     RawPeer,
     connect,
     connections,
@@ -93,6 +95,17 @@ def trailers_twice(peer: RawPeer, count: int) -> bytes:  # CVE-2025-8671: h2 res
     )
 
 
+def data_on_a_closed_stream(peer: RawPeer, count: int) -> bytes:  # each answered RST_STREAM
+    head = peer.headers_frame(1, request_fields(b"POST", b"/wait/x"), end_stream=False)
+    return head + rst_stream(1) + data_frame(1, b"x") * (count - 1)
+
+
+def headers_on_a_reset_stream(peer: RawPeer, count: int) -> bytes:  # each answered RST_STREAM
+    head = peer.headers_frame(1, request_fields(b"POST", b"/wait/x"), end_stream=False)
+    trailers = [peer.headers_frame(1, [(b"x-trailer", b"%d" % i)]) for i in range(count - 1)]
+    return head + rst_stream(1) + b"".join(trailers)
+
+
 FLOODS: dict[str, Callable[[RawPeer, int], bytes]] = {
     "PING": ping_frames,
     "SETTINGS": settings_frames,
@@ -105,6 +118,8 @@ FLOODS: dict[str, Callable[[RawPeer, int], bytes]] = {
     "heads the server resets": refused_heads,
     "heads the server answers 400": heads_answered_400,
     "frames h2 resets the stream for": trailers_twice,
+    "DATA on a closed stream": data_on_a_closed_stream,
+    "HEADERS on a reset stream": headers_on_a_reset_stream,
 }
 
 
@@ -128,7 +143,9 @@ async def test_a_flood_ends_its_connection_only(
         assert good.terminated is None
 
 
-@pytest.mark.parametrize("kind", ["PING", "WINDOW_UPDATE", "rapid reset", "trailers"])
+@pytest.mark.parametrize(
+    "kind", ["PING", "WINDOW_UPDATE", "rapid reset", "trailers", "DATA on a closed stream"]
+)
 @pytest.mark.parametrize("extra", LIMITS)
 async def test_the_flood_allowance(
     kind: str, extra: int, autojump_clock: trio.testing.MockClock
@@ -147,6 +164,39 @@ async def test_the_flood_allowance(
         await peer.request(1001, b"GET", b"/")
         assert (await peer.response(1001)).status == 200
         assert peer.goaways == []
+
+
+@pytest.mark.parametrize("extra", LIMITS)
+async def test_streams_opened_after_the_goaway_count_as_overhead(
+    extra: int, autojump_clock: trio.testing.MockClock
+) -> None:
+    # After max_requests_per_connection the server announces GOAWAY; a client that goes on
+    # opening streams has each one refused, and each refusal is overhead like any other.
+    lab = Lab()
+    config = h2_config(http2_flood_allowance=ALLOWANCE, max_requests_per_connection=1)
+    async with h2_server(router(lab), config) as (server, nursery):
+        peer = await connect(server, nursery)
+        await peer.request(1, b"GET", b"/wait/a")  # the last request: GOAWAY(1)
+        assert (await peer.goaway()).last_stream_id == 1
+        late = request_fields(b"GET", b"/wait/late")
+        await peer.send(
+            b"".join(peer.headers_frame(2 * i + 3, late) for i in range(ALLOWANCE + extra))
+        )
+        await peer.send(ping(b"lastping"))  # one more frame that does no work
+        if extra >= 0:
+            await peer.closed()
+            assert [g.error_code for g in peer.goaways] == [NO_ERROR, ENHANCE_YOUR_CALM]
+        else:
+            await peer.until(lambda: b"lastping" in peer.ping_acks)
+            assert peer.result(2 * (ALLOWANCE + extra) + 1).reset == REFUSED_STREAM
+            lab.release("a")
+            assert (await peer.response(1)).status == 200
+            await peer.closed()
+            assert [g.error_code for g in peer.goaways] == [NO_ERROR]
+        assert "late" not in lab.started
+        other = await connect(server, nursery)  # a new connection is served
+        await other.request(1, b"GET", b"/")
+        assert (await other.response(1)).status == 200
 
 
 @pytest.mark.parametrize("extra", LIMITS)

@@ -14,6 +14,7 @@ from tests.http2.support import (
     CONTINUATION,
     END_HEADERS,
     ENHANCE_YOUR_CALM,
+    FRAME_SIZE_ERROR,
     HEADERS,
     INITIAL_WINDOW_SIZE,
     NO_ERROR,
@@ -22,11 +23,13 @@ from tests.http2.support import (
     Header,
     RawPeer,
     connect,
+    data_frame,
     frame,
     h2_config,
     h2_server,
     request_fields,
     rst_stream,
+    well_behaved,
 )
 from trioframe import Request, Response, Router
 from trioframe._dispatch import Next
@@ -215,6 +218,33 @@ async def test_max_requests_per_connection(
         assert [(g.last_stream_id, g.error_code) for g in peer.goaways] == [(5, NO_ERROR)]
         if extra > 0:
             assert peer.result(7).headers is None  # past the GOAWAY's last stream
+
+
+@pytest.mark.parametrize("extra", LIMITS)
+async def test_a_frame_over_the_max_frame_size_is_refused_from_its_header(
+    extra: int, autojump_clock: trio.testing.MockClock
+) -> None:
+    # The server announces no SETTINGS_MAX_FRAME_SIZE: the protocol's 16384 holds. A larger
+    # frame ends the connection as soon as its 9-byte header arrives, its payload never
+    # read nor buffered (h2 alone would wait for the whole payload, up to 16 MiB, first).
+    size = 16384 + extra
+    async with h2_server(router(Lab()), h2_config()) as (server, nursery):
+        good = await well_behaved(server, nursery)
+        peer = await connect(server, nursery)
+        await peer.request(1, b"POST", b"/info", end=False)
+        payload = b"x" * size
+        if extra > 0:
+            await peer.send(data_frame(1, payload)[:9])  # the header alone
+            await peer.closed()
+            assert [(g.last_stream_id, g.error_code) for g in peer.goaways] == [
+                (1, FRAME_SIZE_ERROR)
+            ]
+            assert b"16385 bytes" in peer.goaways[0].debug
+        else:
+            await peer.send(data_frame(1, payload, end=True))
+            assert b'"size":%d' % size in (await peer.response(1)).body
+            await served(peer, 3)
+        assert (await good.request()).status == 200
 
 
 async def test_header_timeout_for_a_header_block_never_finished(

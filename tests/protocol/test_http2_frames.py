@@ -16,6 +16,7 @@ from trioframe._protocol.http2_frames import (
     WINDOW_UPDATE,
     Flood,
     FrameMeter,
+    FrameTooLarge,
 )
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -32,8 +33,20 @@ def frame(kind: int, flags: int = 0, payload: bytes = b"", stream_id: int = 1) -
     )
 
 
-def meter(allowance: int = 10, continuations: int = 3, block: int = 100) -> FrameMeter:
-    m = FrameMeter(allowance=allowance, max_continuation_frames=continuations, max_block_size=block)
+def meter(
+    allowance: int = 10,
+    continuations: int = 3,
+    block: int = 100,
+    frame_size: int = 16384,
+    slice_frames: int = 100,
+) -> FrameMeter:
+    m = FrameMeter(
+        allowance=allowance,
+        max_continuation_frames=continuations,
+        max_block_size=block,
+        max_frame_size=frame_size,
+        slice_frames=slice_frames,
+    )
     m.scan(PREFACE + frame(SETTINGS, stream_id=0) + frame(SETTINGS, ACK, stream_id=0))
     return m
 
@@ -135,3 +148,58 @@ def test_header_block_size_at_n_minus_1_n_and_n_plus_1() -> None:
         m.scan(
             frame(HEADERS, payload=bytes(50)) + frame(CONTINUATION, END_HEADERS, payload=bytes(51))
         )
+
+
+@pytest.mark.parametrize("kind", [DATA, HEADERS, PING, CONTINUATION, 0xFA])
+def test_frame_size_at_n_minus_1_n_and_n_plus_1(kind: int) -> None:
+    for size in (99, 100):
+        m = meter(frame_size=100, block=1000)
+        m.scan(frame(kind, END_HEADERS, payload=bytes(size)))
+    m = meter(frame_size=100)
+    with pytest.raises(FrameTooLarge, match="of 101 bytes, above 100"):
+        m.scan(frame(kind, END_HEADERS, payload=bytes(101))[:9])  # the header alone
+
+
+def test_a_frame_too_large_is_refused_from_a_header_split_across_reads() -> None:
+    m = meter()
+    header = (2**24 - 1).to_bytes(3, "big") + bytes([DATA, 0]) + (1).to_bytes(4, "big")
+    m.scan(header[:5])
+    with pytest.raises(FrameTooLarge, match=f"of {2**24 - 1} bytes, above 16384"):
+        m.scan(header[5:])
+
+
+def slices(m: FrameMeter, data: bytes) -> list[int]:
+    """Where ``scan`` ends each slice of ``data``, slice after slice."""
+    ends = [m.scan(data)]
+    while ends[-1] < len(data):
+        ends.append(m.scan(data, ends[-1]))
+    return ends
+
+
+def test_a_read_is_scanned_in_slices_of_at_most_n_frames_ending_at_frame_starts() -> None:
+    ping = frame(PING, payload=bytes(8), stream_id=0)  # 17 bytes
+    data = frame(DATA, payload=b"abc")  # 12 bytes
+    m = meter(slice_frames=3, allowance=100)
+    assert slices(m, ping * 2) == [2 * 17]  # N-1
+    assert slices(m, ping * 3) == [3 * 17]  # N
+    assert slices(m, ping * 4) == [3 * 17, 4 * 17]  # N+1
+    assert slices(m, data * 7) == [3 * 12, 6 * 12, 7 * 12]
+    assert m.overhead == 9
+
+
+def test_slices_start_afresh_with_each_read_and_never_cut_a_split_frame() -> None:
+    data = frame(DATA, payload=b"abc")  # 12 bytes
+    m = meter(slice_frames=2)
+    assert slices(m, data * 2 + data[:5]) == [24, 29]  # the third frame's header starts a slice
+    assert slices(m, data[5:] + data * 2) == [7 + 12, 7 + 24]  # its rest, one frame, a cut
+    assert slices(m, data[:4]) == [4]
+    assert slices(m, data[4:]) == [8]
+
+
+def test_a_flood_stops_the_scan_where_it_is_found() -> None:
+    ping = frame(PING, payload=bytes(8), stream_id=0)
+    m = meter(slice_frames=4, allowance=5)
+    assert m.scan(ping * 10) == 4 * 17
+    with pytest.raises(Flood):
+        m.scan(ping * 10, 4 * 17)  # the sixth PING
+    assert m.overhead == 6

@@ -59,6 +59,13 @@ def test_min_body_rate_has_its_with_method() -> None:
     assert ServerConfig().with_min_body_rate(512.0).min_body_rate == 512.0
 
 
+def test_http2_max_frames_per_step() -> None:
+    assert ServerConfig().http2_max_frames_per_step == 64
+    assert ServerConfig().with_http2_max_frames_per_step(8).http2_max_frames_per_step == 8
+    with pytest.raises(ValueError, match="http2_max_frames_per_step"):
+        ServerConfig(http2_max_frames_per_step=0)
+
+
 async def test_serve_refuses_workers_which_need_processes() -> None:
     server = Server(Router().get("/", ok), ("127.0.0.1", 0), ServerConfig(workers=2))
     with pytest.raises(ConfigurationError, match=r"workers > 1 needs worker processes"):

@@ -16,9 +16,12 @@ adds what a server needs around it:
   so that shutdown can announce GOAWAY twice and keep serving the streams in flight (h2's own
   GOAWAY would close its state machine).
 
-``receive`` turns bytes into the adapter's events; errors of the whole connection raise
-``ConnectionFailed`` after the GOAWAY is queued. Output accumulates until ``data_to_send``.
-Nothing here imports trio.
+``feed`` takes what the server read; ``receive`` meters it and hands it to h2 one slice of
+at most ``max_frames_per_step`` frames at a time (a flood, or a frame above the frame size,
+is refused before h2 sees it), and turns each slice into the adapter's events, so that the
+server can refuse the streams it cannot take, and let other connections run, between two
+slices. Errors of the whole connection raise ``ConnectionFailed`` after the GOAWAY is
+queued. Output accumulates until ``data_to_send``. Nothing here imports trio.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ import h2.connection
 import h2.events
 import h2.exceptions
 import h2.settings
-import hpack
 from h2.errors import ErrorCodes
 from h2.stream import StreamState
 from hyperframe.frame import GoAwayFrame
@@ -47,8 +49,9 @@ from .http2_events import (
     StreamReset,
     WindowOpened,
 )
-from .http2_frames import Flood, FrameMeter
+from .http2_frames import Flood, FrameMeter, FrameTooLarge
 from .http2_head import MalformedHead, read_request_head
+from .http2_machine import ServerMachine, ServerSettings
 
 __all__ = ["LAST_STREAM_ID", "ConnectionFailed", "HTTP2Adapter", "HTTP2Limits"]
 
@@ -74,87 +77,12 @@ class HTTP2Limits:
     stream_window: int = 64 * 1024
     connection_window: int = 1024 * 1024
     max_requests: int = 1000
+    max_frames_per_step: int = 64
 
 
 class ConnectionFailed(Exception):
     """The connection cannot go on (a protocol error, a flood); the GOAWAY is queued.
     ``str()`` is the reason for the log."""
-
-
-# -- h2, adjusted for a server that judges streams one by one -------------------------------
-class _Settings(h2.settings.Settings):
-    """Local settings whose MAX_CONCURRENT_STREAMS is announced but not enforced by h2 (the
-    server counts streams itself and refuses the extra ones with REFUSED_STREAM)."""
-
-    @property
-    def max_concurrent_streams(self) -> int:
-        return 2**32
-
-    @max_concurrent_streams.setter
-    def max_concurrent_streams(self, value: int) -> None:
-        self[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] = value
-
-
-class _Decoder(hpack.Decoder):
-    """HPACK decoding with a fixed hard limit on a header list's decoded size (past it the
-    connection ends: an HPACK bomb), counting the blocks it decoded."""
-
-    def __init__(self, hard_limit: int) -> None:
-        self._hard_limit = hard_limit
-        self.blocks = 0
-        super().__init__(max_header_list_size=hard_limit)
-
-    @property
-    def max_header_list_size(self) -> int:
-        return self._hard_limit
-
-    @max_header_list_size.setter
-    def max_header_list_size(self, value: int) -> None:
-        pass  # h2 sets the announced limit on acknowledgement: the hard limit stays
-
-    def decode(self, data: bytes, raw: bool = False) -> Any:
-        headers = super().decode(data, raw)
-        self.blocks += 1
-        return headers
-
-
-class _Connection(h2.connection.H2Connection):
-    """h2's connection with errors of one stream kept to that stream: a malformed head
-    (after HPACK decoding succeeded, so the compression state stays shared and correct) or a
-    body that breaks its Content-Length resets the stream with PROTOCOL_ERROR."""
-
-    def __init__(self, config: h2.config.H2Configuration, hard_limit: int) -> None:
-        super().__init__(config)
-        self.decoder = self._decoder = _Decoder(hard_limit)
-        self.malformed: list[tuple[int, int]] = []  # (stream id, unreturned window bytes)
-
-    def _receive_headers_frame(self, frame: Any) -> Any:
-        decoded = self._decoder.blocks
-        try:
-            return super()._receive_headers_frame(frame)
-        except (h2.exceptions.NoSuchStreamError, h2.exceptions.StreamIDTooLowError):
-            raise
-        except h2.exceptions.ProtocolError as exc:
-            if self._decoder.blocks == decoded or not self._is_open(frame.stream_id):
-                if type(exc) is h2.exceptions.ProtocolError and exc.__cause__ is not None:
-                    exc.error_code = ErrorCodes.COMPRESSION_ERROR  # undecodable (9113 4.3)
-                raise  # HPACK failed, or not a stream we can reset: the connection's error
-            return self._reset_malformed(frame.stream_id, 0)
-
-    def _receive_data_frame(self, frame: Any) -> Any:
-        try:
-            return super()._receive_data_frame(frame)
-        except h2.exceptions.InvalidBodyLengthError:
-            return self._reset_malformed(frame.stream_id, frame.flow_controlled_length)
-
-    def _is_open(self, stream_id: int) -> bool:
-        stream = self.streams.get(stream_id)
-        return stream is not None and not stream.closed
-
-    def _reset_malformed(self, stream_id: int, window: int) -> tuple[list[Any], list[Any]]:
-        self.malformed.append((stream_id, window))
-        self.reset_stream(stream_id, ErrorCodes.PROTOCOL_ERROR)
-        return [], []
 
 
 # -- the adapter ---------------------------------------------------------------------------------
@@ -173,8 +101,8 @@ class HTTP2Adapter:
             normalize_outbound_headers=False,
         )
         hard_limit = 2 * limits.max_header_list_size
-        h2c = self._h2 = _Connection(config, hard_limit)
-        h2c.local_settings = _Settings(
+        h2c = self._h2 = ServerMachine(config, hard_limit)
+        h2c.local_settings = ServerSettings(
             client=False,
             initial_values={
                 h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: limits.max_concurrent_streams,
@@ -190,7 +118,11 @@ class HTTP2Adapter:
             allowance=limits.flood_allowance,
             max_continuation_frames=limits.max_continuation_frames,
             max_block_size=hard_limit,
+            max_frame_size=h2c.max_inbound_frame_size,
+            slice_frames=limits.max_frames_per_step,
         )
+        self._unread: bytes | bytearray = b""  # the bytes fed; those before _offset are read
+        self._offset = 0
         self._out = bytearray(h2c.data_to_send())
         #: streams opened so far (``max_requests`` ends the connection after that many)
         self.requests = 0
@@ -199,20 +131,42 @@ class HTTP2Adapter:
         self.closed = False  # a GOAWAY with an error went out: nothing more is read
 
     # -- input ---------------------------------------------------------------------------------
-    def receive(self, data: bytes | bytearray) -> list[Event]:
-        """Feed bytes from the client; the events they make. Raises ``ConnectionFailed``
-        (GOAWAY queued) when the connection must end."""
+    def feed(self, data: bytes | bytearray) -> None:
+        """Take the next bytes from the client (``backlog`` must be false); ``receive``
+        hands them to h2."""
+        self._unread, self._offset = data, 0
+
+    @property
+    def backlog(self) -> bool:
+        """Whether bytes fed are still waiting for ``receive``."""
+        return self._offset < len(self._unread)
+
+    def receive(self) -> list[Event]:
+        """Meter the next slice of the bytes fed (at most ``max_frames_per_step`` frames),
+        hand it to h2 and return the events it makes (``backlog`` must be true). The server
+        refuses the streams it cannot take between two slices, and the resets that costs
+        count before the next one. Raises ``ConnectionFailed`` (GOAWAY queued) when the
+        connection must end: a flood or a frame too large is refused before h2 sees it."""
+        start = self._offset
         try:
-            self.meter.check()  # resets the server made since the last read count too
-            self.meter.scan(data)
+            self.meter.check()  # resets the server made since the last slice count too
+            self._offset = self.meter.scan(self._unread, start)
         except Flood as exc:
             self._fail(ErrorCodes.ENHANCE_YOUR_CALM, f"flood: {exc}")
+        except FrameTooLarge as exc:  # refused before h2 buffers the payload to check it
+            self._fail(ErrorCodes.FRAME_SIZE_ERROR, str(exc))
+        data = memoryview(self._unread)[start : self._offset]
+        resets = self._h2.resets_sent
         try:
             h2_events = self._h2.receive_data(data)
         except h2.exceptions.ProtocolError as exc:
             self._take_output()  # h2 queued its GOAWAY
             self.closed = True
+            self._drop_unread()
             raise ConnectionFailed(f"protocol error: {exc}") from None
+        # Every stream the client's frames made the server reset, and every frame h2
+        # answered with RST_STREAM (DATA or HEADERS on a closed stream), is overhead.
+        self.meter.charge(self._h2.resets_sent - resets)
         events: list[Event] = []
         for event in h2_events:
             self._translate(event, events)
@@ -220,7 +174,6 @@ class HTTP2Adapter:
             events.append(StreamReset(stream_id))
             if window:
                 self._h2.acknowledge_received_data(window, stream_id)
-            self.meter.charge()
         self._h2.malformed.clear()
         self._take_output()
         try:
@@ -237,18 +190,17 @@ class HTTP2Adapter:
             events.append(BodyReceived(event.stream_id, event.data, event.flow_controlled_length))
         elif kind is h2.events.StreamEnded:  # also after a RequestReceived or DataReceived
             events.append(BodyEnded(event.stream_id))
-        elif kind is h2.events.StreamReset:
+        elif kind is h2.events.StreamReset:  # by the client, or by h2 (charged in receive)
             events.append(StreamReset(event.stream_id))
-            if not event.remote_reset:  # h2 reset it for a frame the client should not send
-                self.meter.charge()
         elif kind is h2.events.WindowUpdated:
             events.append(WindowOpened(event.stream_id))
         elif kind is h2.events.RemoteSettingsChanged:
             events.append(WindowOpened(0))  # the initial window or the frame size may change
         elif kind is h2.events.PingAckReceived:
             events.append(PingAcked(event.ping_data))
-        elif kind is h2.events.ConnectionTerminated:
+        elif kind is h2.events.ConnectionTerminated:  # the client's GOAWAY: the rest unread
             events.append(PeerClosed(event.error_code or 0))
+            self._drop_unread()
         # The rest need nothing: h2 answers PINGs and SETTINGS itself; trailers are dropped
         # (their StreamEnded follows); priorities are not used.
 
@@ -256,7 +208,7 @@ class HTTP2Adapter:
         stream_id = event.stream_id
         ended = event.stream_ended is not None
         if self.goaway_last_id is not None and stream_id > self.goaway_last_id:
-            self.reset(stream_id, ErrorCodes.REFUSED_STREAM, charge=False)  # after GOAWAY
+            self.reset(stream_id, ErrorCodes.REFUSED_STREAM)  # after GOAWAY: overhead too
             return
         self.requests += 1
         try:
@@ -376,4 +328,9 @@ class HTTP2Adapter:
     def _fail(self, code: ErrorCodes, reason: str) -> None:
         self.send_goaway(self.last_stream_id, code, reason.encode("ascii", "replace")[:128])
         self.closed = True
+        self._drop_unread()
         raise ConnectionFailed(reason)
+
+    def _drop_unread(self) -> None:
+        """Nothing more is read: the connection failed, or the client sent GOAWAY."""
+        self._unread, self._offset = b"", 0

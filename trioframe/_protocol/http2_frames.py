@@ -10,8 +10,9 @@ linear time, skipping payloads) and keeps one account per connection:
 
 - *overhead*: every frame that does no work for a request (PING, SETTINGS past the first,
   SETTINGS acknowledgements past the first, WINDOW_UPDATE, PRIORITY, RST_STREAM, empty DATA
-  frames that do not end a stream, frames of unknown type) and every stream the server had to
-  reset itself (refused, malformed, failed: ``charge``);
+  frames that do not end a stream, frames of unknown type) and every RST_STREAM the server
+  had to send (a stream refused, malformed or failed, a stream opened after the server's
+  GOAWAY, a DATA or HEADERS frame on a closed stream: ``charge``);
 - *work*: every response the server completed, every DATA frame it sent, and every piece of
   request body a handler read (``credit``: body that is sent and never read earns nothing, so
   one byte of DATA cannot pay for a reset).
@@ -20,12 +21,17 @@ The connection is a flood once ``overhead > allowance + 2 * work``. A browser or
 stays far below: it sends a handful of control frames per connection and about one
 WINDOW_UPDATE per DATA frame it receives at most. A header block is also bounded on its own:
 at most ``max_continuation_frames`` CONTINUATION frames and ``max_block_size`` bytes.
-Nothing here imports trio or h2.
+
+A frame whose header announces more than ``max_frame_size`` (the SETTINGS_MAX_FRAME_SIZE the
+server announced) is refused from its header (``FrameTooLarge``), before h2 would buffer its
+payload whole to check it. And ``scan`` reads at most ``slice_frames`` frame headers at a
+time, so that the work one read can start is metered and handed to h2 a bounded slice at a
+time. Nothing here imports trio or h2.
 """
 
 from __future__ import annotations
 
-__all__ = ["Flood", "FrameMeter"]
+__all__ = ["Flood", "FrameMeter", "FrameTooLarge"]
 
 PREFACE_SIZE = 24  # b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", parsed by h2
 FRAME_HEADER_SIZE = 9
@@ -45,13 +51,28 @@ class Flood(Exception):
     debug data)."""
 
 
+class FrameTooLarge(Exception):
+    """A frame header announces a payload above the server's SETTINGS_MAX_FRAME_SIZE;
+    ``str()`` says how large."""
+
+
 class FrameMeter:
     """The account of one connection's inbound frames (see the module docstring)."""
 
-    def __init__(self, *, allowance: int, max_continuation_frames: int, max_block_size: int):
+    def __init__(
+        self,
+        *,
+        allowance: int,
+        max_continuation_frames: int,
+        max_block_size: int,
+        max_frame_size: int,
+        slice_frames: int,
+    ):
         self.allowance = allowance
         self.max_continuation_frames = max_continuation_frames
         self.max_block_size = max_block_size
+        self.max_frame_size = max_frame_size
+        self.slice_frames = slice_frames
         self.overhead = 0
         self.work = 0
         self._skip = PREFACE_SIZE  # bytes still to pass before the next frame header
@@ -66,31 +87,42 @@ class FrameMeter:
         """True between a HEADERS frame without END_HEADERS and the block's last frame."""
         return self._continuations >= 0
 
-    def scan(self, data: bytes | bytearray) -> None:
-        """Account for the frames in ``data`` (the next bytes from the client). Raises
-        ``Flood`` as soon as a rule is broken, before the rest of ``data`` is looked at."""
-        position, size = 0, len(data)
+    def scan(self, data: bytes | bytearray, start: int = 0) -> int:
+        """Account for the next frames of ``data`` (bytes from the client) from ``start``,
+        at most ``slice_frames`` frame headers; return where the slice they make ends: the
+        first byte of the next frame, or the end of ``data``. Raises ``Flood`` or
+        ``FrameTooLarge`` as soon as a rule is broken, before the rest of ``data`` is
+        looked at."""
+        frames = 0
+        position, size = start, len(data)
         while position < size:
             if self._skip:
                 step = min(self._skip, size - position)
                 self._skip -= step
                 position += step
                 continue
+            if frames == self.slice_frames:
+                return position
             need = FRAME_HEADER_SIZE - len(self._partial)
             if size - position < need:
                 self._partial += data[position:]
-                return
+                return size
             header = self._partial + data[position : position + need]
             self._partial = b""
             position += need
+            frames += 1
             length = int.from_bytes(header[:3], "big")
+            if length > self.max_frame_size:
+                raise FrameTooLarge(f"a frame of {length} bytes, above {self.max_frame_size}")
             self._frame(header[3], header[4], length)
             self._skip = length
+        return size
 
-    def charge(self) -> None:
-        """The server reset a stream it did not want to (refused, malformed, failed); the
-        next ``check`` (or ``scan``) judges the account."""
-        self.overhead += 1
+    def charge(self, count: int = 1) -> None:
+        """The server reset ``count`` streams it did not want to (refused, malformed,
+        failed, or a frame on a closed stream answered); the next ``check`` (or ``scan``)
+        judges the account."""
+        self.overhead += count
 
     def credit(self) -> None:
         """The server did work for the client (a response completed, a DATA frame sent, a

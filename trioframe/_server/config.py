@@ -125,6 +125,10 @@ class ServerConfig:
     #: HTTP/2: response bytes queued for one connection past which senders wait and the
     #: server stops reading from the client (until the client reads).
     http2_max_output_buffer: int = attrs.field(default=64 * KiB, validator=_positive)
+    #: HTTP/2: most frames of one read handled in one go; the rest of the read waits until
+    #: other connections have run (and the streams it opened past ``max_concurrent_streams``
+    #: are refused), so that a read of thousands of small frames cannot hold the event loop.
+    http2_max_frames_per_step: int = attrs.field(default=64, validator=_positive)
     #: Largest WebSocket message in bytes, all its fragments together (inflated) → close 1009.
     websocket_max_message_size: int = attrs.field(default=1 * MiB, validator=_positive)
     #: Seconds between keep-alive pings on an open WebSocket.
@@ -298,6 +302,10 @@ class ServerConfig:
     def with_http2_max_output_buffer(self, value: int) -> ServerConfig:
         """A copy with ``http2_max_output_buffer`` set."""
         return attrs.evolve(self, http2_max_output_buffer=value)
+
+    def with_http2_max_frames_per_step(self, value: int) -> ServerConfig:
+        """A copy with ``http2_max_frames_per_step`` set."""
+        return attrs.evolve(self, http2_max_frames_per_step=value)
 
     def with_websocket_max_message_size(self, value: int) -> ServerConfig:
         """A copy with ``websocket_max_message_size`` set."""

@@ -77,6 +77,7 @@ def limits_from(config: ServerConfig) -> HTTP2Limits:
         stream_window=config.http2_stream_window,
         connection_window=config.http2_connection_window,
         max_requests=config.max_requests_per_connection,
+        max_frames_per_step=config.http2_max_frames_per_step,
     )
 
 
@@ -145,8 +146,9 @@ class HTTP2Connection:
     @property
     def evictable(self) -> Evictable | None:
         """Evictable while no stream is in progress (a header block may be arriving: its
-        stream has not started), since the last one ended; not once it is being closed."""
-        if self.active or self.stop_reason is not None or self.peer_gone:
+        stream has not started) and nothing read waits to be handled, since the last stream
+        ended; not once it is being closed."""
+        if self.active or self.stop_reason is not None or self.peer_gone or self.adapter.backlog:
             return None
         return Evictable(Rank.WAITING, self.idle_since)
 
@@ -195,26 +197,34 @@ class HTTP2Connection:
 
     # -- reading ----------------------------------------------------------------------------------
     async def _read_loop(self) -> None:
+        """Read, and hand what was read to the streams one slice at a time (at most
+        ``http2_max_frames_per_step`` frames): other tasks run between two slices, and the
+        streams a slice opens past ``max_concurrent_streams`` are refused before the next."""
         adapter, config = self.adapter, self.config
         started = trio.current_time()
         data: bytes | bytearray = self._initial
         with self._read_scope:
             while True:
-                if data:
-                    try:
-                        events = adapter.receive(data)
-                    except ConnectionFailed as exc:
-                        log.debug("HTTP/2 connection from %s ends: %s", self._peer(), exc)
-                        return
-                    for event in events:
-                        self._dispatch(event)
-                    self.wake_writer()
+                try:
+                    if data:
+                        adapter.feed(data)
+                    events = adapter.receive() if adapter.backlog else []
+                except ConnectionFailed as exc:
+                    log.debug("HTTP/2 connection from %s ends: %s", self._peer(), exc)
+                    return
+                for event in events:
+                    self._dispatch(event)
+                self.wake_writer()
                 if self.adapter.goaway_last_id is not None and self.active == 0:
                     return  # a final GOAWAY went out and every stream is over
                 while adapter.pending > self.output_bound and not self.peer_gone:
                     await self._writable.park()  # the writer drains it or gives up
                 if self.peer_gone:
                     return
+                data = b""
+                if adapter.backlog:
+                    await trio.lowlevel.checkpoint()  # the rest of the read after others ran
+                    continue
                 if not self.active:
                     self.state.slot_evictable()
                 self._read_scope.deadline = self._read_deadline(started, config)
@@ -225,6 +235,7 @@ class HTTP2Connection:
                 if not data:
                     self._lost()
                     return
+                self._read_scope.deadline = math.inf  # the deadlines are for waiting only
         if (
             self._read_scope.cancelled_caught
             and self.stop_reason is None

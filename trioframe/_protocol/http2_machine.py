@@ -1,0 +1,116 @@
+"""h2's connection state machine adjusted for a server that judges streams one by one
+(``ServerMachine``), with what it needs: local settings that announce MAX_CONCURRENT_STREAMS
+without h2 enforcing it (``ServerSettings``: the server counts streams itself) and HPACK
+decoding with a fixed hard limit (``BoundedDecoder``). ``http2.HTTP2Adapter`` is their user.
+Nothing here imports trio.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import h2.config
+import h2.connection
+import h2.exceptions
+import h2.settings
+import hpack
+from h2.errors import ErrorCodes
+from hyperframe.frame import Frame, RstStreamFrame
+
+__all__ = ["BoundedDecoder", "ServerMachine", "ServerSettings"]
+
+
+class ServerSettings(h2.settings.Settings):
+    """Local settings whose MAX_CONCURRENT_STREAMS is announced but not enforced by h2 (the
+    server counts streams itself and refuses the extra ones with REFUSED_STREAM)."""
+
+    @property
+    def max_concurrent_streams(self) -> int:
+        return 2**32
+
+    @max_concurrent_streams.setter
+    def max_concurrent_streams(self, value: int) -> None:
+        self[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] = value
+
+
+class BoundedDecoder(hpack.Decoder):
+    """HPACK decoding with a fixed hard limit on a header list's decoded size (past it the
+    connection ends: an HPACK bomb), counting the blocks it decoded."""
+
+    def __init__(self, hard_limit: int) -> None:
+        self._hard_limit = hard_limit
+        self.blocks = 0
+        super().__init__(max_header_list_size=hard_limit)
+
+    @property
+    def max_header_list_size(self) -> int:
+        return self._hard_limit
+
+    @max_header_list_size.setter
+    def max_header_list_size(self, value: int) -> None:
+        pass  # h2 sets the announced limit on acknowledgement: the hard limit stays
+
+    def decode(self, data: bytes, raw: bool = False) -> Any:
+        headers = super().decode(data, raw)
+        self.blocks += 1
+        return headers
+
+
+class ServerMachine(h2.connection.H2Connection):
+    """h2's connection with errors of one stream kept to that stream: a malformed head
+    (after HPACK decoding succeeded, so the compression state stays shared and correct) or a
+    body that breaks its Content-Length resets the stream with PROTOCOL_ERROR. It counts the
+    RST_STREAM frames it queues (``resets_sent``), whoever asked for them: the adapter
+    charges those a client's frames provoke."""
+
+    def __init__(self, config: h2.config.H2Configuration, hard_limit: int) -> None:
+        super().__init__(config)
+        self.decoder = self._decoder = BoundedDecoder(hard_limit)
+        self.malformed: list[tuple[int, int]] = []  # (stream id, unreturned window bytes)
+        self.resets_sent = 0
+        self._next_walk = 0  # the table size at which open_inbound_streams walks it again
+
+    @property
+    def open_inbound_streams(self) -> int:
+        """At least the number of open streams. h2 reads this for every new stream, only to
+        compare it with MAX_CONCURRENT_STREAMS (which ``ServerSettings`` puts out of reach), and
+        its own count walks the whole stream table, dropping the closed streams: a read of N
+        new streams cost N squared. The walk runs here only once the table has doubled since
+        the last one (linear in all); in between, every stream in the table is counted."""
+        if len(self.streams) < self._next_walk:
+            return len(self.streams)
+        count = super().open_inbound_streams
+        self._next_walk = 2 * len(self.streams) + 64
+        return count
+
+    def _prepare_for_sending(self, frames: list[Frame]) -> None:
+        self.resets_sent += sum(type(frame) is RstStreamFrame for frame in frames)
+        super()._prepare_for_sending(frames)
+
+    def _receive_headers_frame(self, frame: Any) -> Any:
+        decoded = self._decoder.blocks
+        try:
+            return super()._receive_headers_frame(frame)
+        except (h2.exceptions.NoSuchStreamError, h2.exceptions.StreamIDTooLowError):
+            raise
+        except h2.exceptions.ProtocolError as exc:
+            if self._decoder.blocks == decoded or not self._is_open(frame.stream_id):
+                if type(exc) is h2.exceptions.ProtocolError and exc.__cause__ is not None:
+                    exc.error_code = ErrorCodes.COMPRESSION_ERROR  # undecodable (9113 4.3)
+                raise  # HPACK failed, or not a stream we can reset: the connection's error
+            return self._reset_malformed(frame.stream_id, 0)
+
+    def _receive_data_frame(self, frame: Any) -> Any:
+        try:
+            return super()._receive_data_frame(frame)
+        except h2.exceptions.InvalidBodyLengthError:
+            return self._reset_malformed(frame.stream_id, frame.flow_controlled_length)
+
+    def _is_open(self, stream_id: int) -> bool:
+        stream = self.streams.get(stream_id)
+        return stream is not None and not stream.closed
+
+    def _reset_malformed(self, stream_id: int, window: int) -> tuple[list[Any], list[Any]]:
+        self.malformed.append((stream_id, window))
+        self.reset_stream(stream_id, ErrorCodes.PROTOCOL_ERROR)
+        return [], []
