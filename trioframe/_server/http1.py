@@ -53,6 +53,9 @@ if TYPE_CHECKING:
 __all__ = ["HTTP1Connection"]
 
 LINGER_SECONDS = 1.0  # after an error answer, how long unread input is drained before close
+#: At shutdown, how long a connection accepted just before, with no request yet, waits for its
+#: first one (its client sends it as soon as it has connected; a preconnect sends nothing)
+FIRST_REQUEST_GRACE = 1.0
 
 _JSON = (b"content-type", b"application/json")
 
@@ -184,8 +187,14 @@ class HTTP1Connection:
         return True
 
     def begin_shutdown(self) -> None:
-        """Graceful shutdown: an idle connection closes now; a busy one after its response
-        (which says ``Connection: close``); a WebSocket session closes with 1001."""
+        """Graceful shutdown: an idle connection closes now, except one still waiting for its
+        first request, which it gets ``FIRST_REQUEST_GRACE`` seconds to send; a busy one
+        closes after its response (which says ``Connection: close``); a WebSocket session
+        closes with 1001."""
+        if self.requests == 0 and self.phase is Phase.IDLE:
+            grace = trio.current_time() + FIRST_REQUEST_GRACE
+            self._scope.deadline = min(self._scope.deadline, grace)
+            return
         if self.close_if_idle("the server is shutting down"):
             return
         exchange = self._exchange
@@ -282,15 +291,19 @@ class HTTP1Connection:
             await trio.lowlevel.checkpoint()
             self._answered = False
             if adapter.idle:
-                if self.state.shutting_down:
-                    return
-                if not reader.read_now():
+                arrived = reader.read_now()
+                if self.state.shutting_down and self.requests and not arrived:
+                    return  # between requests: closed (a new connection: see begin_shutdown)
+                if not arrived:
                     # Idle only when it must wait (a request already there is read at once,
                     # in this same step); the idle deadline is cleared after the head.
                     self.phase = Phase.IDLE
                     self.waiting_since = trio.current_time()
                     self.state.slot_evictable()
                     scope.deadline = self.waiting_since + idle_timeout
+                    if self.state.shutting_down:
+                        grace = min(idle_timeout, FIRST_REQUEST_GRACE)
+                        scope.deadline = self.waiting_since + grace
                     while adapter.idle:
                         if adapter.eof:
                             return
