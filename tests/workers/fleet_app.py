@@ -1,6 +1,6 @@
 """The application the worker-fleet tests run: ``python fleet_app.py`` serves it with the
 settings in ``FLEET_*`` environment variables (workers, heartbeat timeout, request budget, a
-lifespan that fails)."""
+lifespan that fails, a file whose presence makes importing the application fail)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,12 @@ from contextlib import asynccontextmanager
 import trio
 
 from trioframe import Request, Router, Server, ServerConfig
+
+
+#: While the file this names exists, a worker cannot import the application (a broken deploy).
+BROKEN_WHILE = os.environ.get("FLEET_BROKEN_WHILE")
+if __name__ != "__main__" and BROKEN_WHILE and os.path.exists(BROKEN_WHILE):
+    raise RuntimeError("the application cannot be imported now")
 
 
 async def pid() -> str:

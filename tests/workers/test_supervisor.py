@@ -42,6 +42,11 @@ async def log_shows(fleet: Server, pattern: bytes) -> None:
     await fleet.read_log_until(re.compile(pattern))
 
 
+async def fleet_log(fleet: Server, pattern: bytes, start: int = 0) -> re.Match[bytes]:
+    """The first match of ``pattern`` in the log past ``start``, once it is logged."""
+    return await fleet.read_log_until(re.compile(pattern), start)
+
+
 class Counter:
     """A count that tasks can wait to reach."""
 
@@ -116,6 +121,55 @@ async def test_a_killed_worker_is_started_again() -> None:
         assert str(victim) not in after
         running.process.send_signal(signal.SIGINT)
         with trio.fail_after(15):
+            assert await running.finish() == 0
+
+
+@pytest.mark.parametrize("reuse_port", ["1", "0"], ids=["reuse-port", "shared-socket"])
+async def test_a_worker_that_cannot_start_again_is_retried_while_the_other_serves(
+    tmp_path: Path, reuse_port: str
+) -> None:
+    """Past the fleet's first startup, a slot whose new worker fails to start is retried with
+    backoff, each failure logged, while the healthy worker goes on serving; once the
+    application can be imported again, the slot serves again."""
+    broken = tmp_path / "broken"
+    async with fleet(broken_while=str(broken), reuse_port=reuse_port) as running:
+        before = await pids(running, 40)
+        victim, survivor = sorted(before)
+        broken.touch()
+        os.kill(int(victim), signal.SIGKILL)
+        failed = rb"worker \d \(pid \d+\) failed to start: running .*fleet_app\.py raised "
+        failed += rb"RuntimeError: the application cannot be imported now.*; starting it again"
+        with trio.fail_after(20):
+            first = await fleet_log(running, failed)
+            await fleet_log(running, failed, first.end())  # retried, and logged again
+        assert await pids(running, 10) == {survivor}  # the fleet did not stop
+        assert running.process.returncode is None
+        broken.unlink()
+        with trio.fail_after(30):
+            while len(await pids(running, 20)) < 2:  # until the slot serves again
+                pass
+        running.process.send_signal(signal.SIGTERM)
+        with trio.fail_after(15):
+            assert await running.finish() == 0
+    assert b"startup failed" not in running.log
+
+
+async def test_a_stuck_worker_hands_its_accept_queue_to_a_new_one() -> None:
+    """With ``reuse_port`` each worker has its own accept queue; a worker stuck in a handler
+    hands its socket to a new worker after a few silent seconds, well before its heartbeat
+    timeout (30 s here), so connections queued for it are answered."""
+    async with fleet(reuse_port="1") as running:
+        async with httpx.AsyncClient(timeout=0.5) as client:
+            with pytest.raises(httpx.TimeoutException):
+                await client.get(url_of(running) + "/block")
+        with trio.fail_after(15):
+            await log_shows(running, rb"no heartbeat for 5 s: a new worker takes over its socket")
+        # New connections, about half of them hashed to the stuck worker's socket: each is
+        # answered well within the 30 s the heartbeat would take.
+        with trio.fail_after(15):
+            assert len(await pids(running, 20)) == 2
+        running.process.send_signal(signal.SIGTERM)
+        with trio.fail_after(30):
             assert await running.finish() == 0
 
 

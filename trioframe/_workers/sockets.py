@@ -6,6 +6,12 @@ slot and address, and the kernel spreads new connections over them by a hash of 
 address and port. In both, the supervisor keeps its own copy of every socket open for the
 whole run: a worker that exits (a crash, a restart) never closes a socket, so connections
 waiting in its queue are accepted by the worker that takes the slot over, never refused.
+
+One exception, with ``reuse_port``: once the fleet has started, a slot whose new worker fails
+to start has its sockets closed (the kernel sends that queue's connections to the other
+workers' sockets from then on) and bound again, not yet listening, for the next try. A worker
+listens once it has imported the application (``listen``), so a worker that cannot import it
+is never sent a connection.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import socket
 import sys
 from typing import Any
 
-__all__ = ["bind_again", "bind_sockets", "reuse_port_supported"]
+__all__ = ["Address", "address_of", "bind_again", "bind_sockets", "listen", "reuse_port_supported"]
 
 BACKLOG = 1024
 
@@ -42,20 +48,22 @@ def bind_sockets(host: str, port: int, *, reuse_port: bool) -> list[socket.socke
     return bound
 
 
-def bind_again(sockets: list[socket.socket]) -> list[socket.socket]:
-    """One more ``SO_REUSEPORT`` socket for each of ``sockets`` (their addresses)."""
+#: What binding a socket again needs: its family, type, protocol and address.
+Address = tuple[int, int, int, Any]
+
+
+def address_of(sock: socket.socket) -> Address:
+    """What :func:`bind_again` needs to bind another socket like ``sock``."""
+    return (sock.family, sock.type, sock.proto, sock.getsockname())
+
+
+def bind_again(addresses: list[Address], *, listening: bool = True) -> list[socket.socket]:
+    """One more ``SO_REUSEPORT`` socket for each of ``addresses``; with ``listening=False``
+    bound only: no connection is queued on it until :func:`listen` is called."""
     again: list[socket.socket] = []
     try:
-        for original in sockets:
-            again.append(
-                _listen(
-                    original.family,
-                    original.type,
-                    original.proto,
-                    original.getsockname(),
-                    reuse_port=True,
-                )
-            )
+        for family, kind, proto, address in addresses:
+            again.append(_listen(family, kind, proto, address, reuse_port=True, now=listening))
     except BaseException:
         for sock in again:
             sock.close()
@@ -63,7 +71,15 @@ def bind_again(sockets: list[socket.socket]) -> list[socket.socket]:
     return again
 
 
-def _listen(family: int, kind: int, proto: int, address: Any, *, reuse_port: bool) -> socket.socket:
+def listen(sockets: list[socket.socket]) -> None:
+    """Start listening on ``sockets`` (for a socket that listens already: no change)."""
+    for sock in sockets:
+        sock.listen(BACKLOG)
+
+
+def _listen(
+    family: int, kind: int, proto: int, address: Any, *, reuse_port: bool, now: bool = True
+) -> socket.socket:
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -72,7 +88,8 @@ def _listen(family: int, kind: int, proto: int, address: Any, *, reuse_port: boo
         if family == socket.AF_INET6:
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
         sock.bind(address)
-        sock.listen(BACKLOG)
+        if now:
+            sock.listen(BACKLOG)
     except BaseException:
         sock.close()
         raise

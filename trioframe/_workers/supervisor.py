@@ -4,13 +4,18 @@ It binds the sockets, spawns the workers (``python -m trioframe._workers.worker`
 its own process group, so a terminal's Ctrl-C reaches only the supervisor), and then loops
 on ``selectors`` over one pipe per worker and a wake-up pipe for signals:
 
-* a worker that fails while starting (before ``ready``) stops the fleet: exit status 3, its
-  reason logged (but a replacement started by SIGHUP or a request budget that fails is only
-  logged: the worker it was to replace keeps serving);
-* a worker that exits (or is killed) after it was ready is started again, after a backoff
-  that doubles with each crash in a row of its slot (0.5 s up to 10 s);
+* a worker that fails while the fleet first starts (before every worker has been ready once)
+  stops the fleet: exit status 3, its reason logged;
+* later, a worker that exits (or is killed), or a new one that fails to start, is logged and
+  its slot started again after a backoff that doubles with each failure in a row of its slot
+  (0.5 s up to 10 s): the other workers keep serving (a replacement started by SIGHUP or a
+  request budget that fails to start is only logged: the worker it was to replace keeps
+  serving);
 * a worker whose heartbeat has been silent for ``worker_heartbeat_timeout`` is killed (its
-  trio loop is stuck) and started again;
+  trio loop is stuck) and started again. With ``reuse_port``, each worker has its own accept
+  queue, which waits while its worker is stuck: after ``STALL_AFTER`` seconds of silence a
+  stand-in is started on the same socket, takes that queue over, and the silent worker is
+  drained (or killed when its timeout comes);
 * SIGTERM / SIGINT: every worker drains gracefully (SIGTERM), killed if still running after
   ``shutdown_timeout`` plus a grace; exit status 0. A second signal kills them all: status 1;
 * SIGHUP: a rolling restart, one slot at a time: the new worker is serving before the old
@@ -36,7 +41,7 @@ import attrs
 
 from .._server.address import format_peer
 from .._server.config import ServerConfig
-from .sockets import bind_again, bind_sockets
+from .sockets import Address, address_of, bind_again, bind_sockets
 from .spec import WorkerSpec
 
 __all__ = ["Supervisor"]
@@ -49,6 +54,9 @@ DRAIN_GRACE = 3.0
 BACKOFF_FIRST, BACKOFF_MAX = 0.5, 10.0
 #: A worker that ran this long before it crashed resets its slot's backoff.
 STABLE_AFTER = 10.0
+#: With ``reuse_port``: after this many seconds without a heartbeat, a worker's socket (and
+#: the connections queued on it) is handed to a stand-in.
+STALL_AFTER = 5.0
 #: The longest one message line may be (a startup failure's reason is cut to fit).
 MAX_LINE = 4096
 
@@ -83,6 +91,7 @@ class Supervisor:
         self.reuse_port = reuse_port
         self.workers: list[Worker] = []
         self.sockets: dict[int, list[socket.socket]] = {}  # by slot (all slots: the same)
+        self.addresses: list[Address] = []  # what they are bound to
         self.selector = selectors.DefaultSelector()
         self.crashes = [0] * config.workers
         self.respawns: dict[int, float] = {}  # slot -> when
@@ -97,11 +106,12 @@ class Supervisor:
     def bind(self) -> None:
         """Bind every slot's sockets. ``OSError`` if one cannot be."""
         first = bind_sockets(self.host, self.port, reuse_port=self.reuse_port)
+        self.addresses = [address_of(sock) for sock in first]
         for slot in range(self.config.workers):
             if slot == 0 or not self.reuse_port:
                 self.sockets[slot] = first
             else:
-                self.sockets[slot] = bind_again(first)
+                self.sockets[slot] = bind_again(self.addresses)
 
     def spawn(self, slot: int, replaces: Worker | None = None) -> Worker:
         read_end, write_end = os.pipe()
@@ -287,6 +297,9 @@ class Supervisor:
         if worker.draining is not None or self.stopping is not None:
             log.debug("worker %d (pid %d) stopped (status %s)", slot, pid, code)
             return
+        if any(w.replaces is worker for w in self.workers):  # its successor is starting
+            log.error("worker %d (pid %d) exited with status %s", slot, pid, code)
+            return
         if not worker.ready:
             reason = worker.failure or f"it exited with status {code} before serving"
             if worker.replaces is not None:  # a replacement: the old worker keeps serving
@@ -294,19 +307,40 @@ class Supervisor:
                 worker.replaces.replaced = False
                 self.rolling.clear()
                 return
-            log.error("startup failed in worker %d: %s", slot, reason)
-            self.exit_status = 3
-            self._stop()
+            if not self.announced:  # the fleet's first startup: a mistake to fix first
+                log.error("startup failed in worker %d: %s", slot, reason)
+                self.exit_status = 3
+                self._stop()
+                return
+            if self.reuse_port:  # its queue would wait for it: the others take it over
+                self._bind_slot_again(worker.slot)
+            self._start_again(worker, f"failed to start: {reason}")
             return
-        why = (
-            "stopped answering heartbeats and was killed"
-            if worker.hung
-            else (f"exited with status {code}")
-        )
+        if worker.hung:
+            self._start_again(worker, "stopped answering heartbeats and was killed")
+        else:
+            self._start_again(worker, f"exited with status {code}")
+
+    def _bind_slot_again(self, slot: int) -> None:
+        """Close ``slot``'s sockets and bind new ones that listen only once a worker has
+        imported the application (see ``sockets``)."""
+        for sock in self.sockets[slot]:
+            sock.close()
+        self.sockets[slot] = bind_again(self.addresses, listening=False)
+
+    def _start_again(self, worker: Worker, why: str) -> None:
+        """Start ``worker``'s slot again after its backoff."""
+        slot = worker.slot
         now = time.monotonic()
         self.crashes[slot] = 1 if now - worker.started > STABLE_AFTER else self.crashes[slot] + 1
         delay = min(BACKOFF_FIRST * 2 ** (self.crashes[slot] - 1), BACKOFF_MAX)
-        log.error("worker %d (pid %d) %s; starting it again in %.1f s", slot, pid, why, delay)
+        log.error(
+            "worker %d (pid %d) %s; starting it again in %.1f s",
+            slot,
+            worker.process.pid,
+            why,
+            delay,
+        )
         self.respawns[slot] = now + delay
 
     def _check(self) -> None:
@@ -328,6 +362,15 @@ class Supervisor:
                         worker.process.pid,
                     )
                     _signal(worker.process, signal.SIGKILL)
+            elif self._stalled(worker, now):
+                log.warning(
+                    "worker %d (pid %d): no heartbeat for %g s: a new worker takes over its socket",
+                    worker.slot,
+                    worker.process.pid,
+                    STALL_AFTER,
+                )
+                worker.replaced = True
+                self.spawn(worker.slot, replaces=worker)
             elif now - worker.last_beat > timeout and not worker.hung:
                 log.error(
                     "worker %d (pid %d): no heartbeat for %g s (its event loop is blocked): "
@@ -338,6 +381,17 @@ class Supervisor:
                 )
                 worker.hung = True
                 _signal(worker.process, signal.SIGKILL)
+
+    def _stalled(self, worker: Worker, now: float) -> bool:
+        """Whether ``worker`` (serving, with a socket of its own) has been silent long enough
+        for a stand-in to take its queue over, well before its heartbeat timeout."""
+        return (
+            self.reuse_port
+            and worker.ready
+            and not worker.replaced
+            and self.stopping is None
+            and STALL_AFTER < now - worker.last_beat < self.config.worker_heartbeat_timeout
+        )
 
     def _kill_all(self) -> None:
         for worker in self.workers:

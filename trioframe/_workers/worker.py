@@ -24,6 +24,7 @@ import trio
 from .._cli.errors import StartupFailure
 from .._errors import ConfigurationError
 from .._server.serve import Server, lifespan_failure
+from .sockets import listen
 from .spec import BEAT_INTERVAL, WorkerSpec, log_format
 from .target import import_router
 
@@ -117,6 +118,7 @@ def main() -> int:
     config = attrs.evolve(spec.config, workers=1)
     try:
         router = import_router(spec.target)
+        listen(sockets)  # only now (see ``sockets``): a broken application is sent nothing
         server = Server(router, (spec.host, spec.port), config)
         worker = _Worker(spec, server)
         worker.count_requests()
