@@ -20,6 +20,7 @@ from tests.http2.support import (
     h2_server,
     request_fields,
 )
+from trioframe._http.url import Uri
 
 GET = request_fields(b"GET", b"/")
 
@@ -176,3 +177,27 @@ async def test_malformed_heads_interleaved_with_good_streams(
             assert (await peer.response(bad)).status == status
             assert bytes((await peer.response(good)).body) == b"%d!" % i
         assert peer.goaways == []
+
+
+async def test_a_request_that_cannot_be_built_fails_its_stream_only(
+    monkeypatch: pytest.MonkeyPatch,
+    autojump_clock: trio.testing.MockClock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A failure while the server builds the ``Request`` (a bug: the head was checked) is
+    answered 500 on that stream and logged; the connection's other streams go on."""
+    parse = Uri.parse
+
+    def failing(target: str) -> Uri:
+        if target.startswith("/boom"):
+            raise RuntimeError("injected")
+        return parse(target)
+
+    monkeypatch.setattr(Uri, "parse", staticmethod(failing))
+    async with h2_server(router(Lab())) as (server, nursery):
+        peer = await connect(server, nursery)
+        await peer.send(peer.headers_frame(1, request_fields(b"GET", b"/boom")))
+        result = await peer.response(1)
+        assert result.status == 500
+        await served_after(peer, 3)
+    assert "cannot build the request for b'/boom'" in caplog.text

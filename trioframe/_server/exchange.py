@@ -171,37 +171,42 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> None:
     but the cancellation of that scope (then call ``answer_cancelled``): whatever else goes
     wrong is answered (500) or ends the exchange, logged when it is a bug."""
     head = exchange.head
-    # Its __init__ called directly (a class called with keywords first builds a dict of
-    # them, 2,000 instructions) and positionally (matching 15 keywords to parameter names
-    # costs 1,200 more): the fields in their declared order, checked by
-    # test_the_request_is_built_from_the_exchange (tests/server/test_exchange.py).
-    request = Request.__new__(Request)
-    Request.__init__(
-        request,
-        KNOWN_METHODS.get(head.method) or Method.of(head.method),  # method
-        Uri.parse(head.target.decode("ascii")),  # uri
-        head.version,  # version
-        Headers(head.headers),  # headers
-        b"",  # body
-        {},  # params
-        Extensions(),  # extensions
-        exchange.client,  # client
-        exchange.scheme,  # scheme
-        BodyReader(  # body_reader
-            exchange.receive_body,
-            head.content_length,
-            state.config.max_body_size,
-            "max_body_size",
-            exchange.take_whole_body,
-        ),
-        head.bodyless,  # body_consumed: nothing to read, whoever asks for the body gets b""
-        head.content_length,  # content_length
-        exchange.tls,  # tls
-        head.protocol,  # connect_protocol
-        state.shutdown,  # shutdown_signal
-    )
-    if state.proxies is not None:
-        state.proxies.apply(request, exchange.peer)
+    try:
+        # Its __init__ called directly (a class called with keywords first builds a dict of
+        # them, 2,000 instructions) and positionally (matching 15 keywords to parameter names
+        # costs 1,200 more): the fields in their declared order, checked by
+        # test_the_request_is_built_from_the_exchange (tests/server/test_exchange.py).
+        request = Request.__new__(Request)
+        Request.__init__(
+            request,
+            KNOWN_METHODS.get(head.method) or Method.of(head.method),  # method
+            Uri.parse(head.target.decode("ascii")),  # uri
+            head.version,  # version
+            Headers(head.headers),  # headers
+            b"",  # body
+            {},  # params
+            Extensions(),  # extensions
+            exchange.client,  # client
+            exchange.scheme,  # scheme
+            BodyReader(  # body_reader
+                exchange.receive_body,
+                head.content_length,
+                state.config.max_body_size,
+                "max_body_size",
+                exchange.take_whole_body,
+            ),
+            head.bodyless,  # body_consumed: nothing to read, whoever asks for the body gets b""
+            head.content_length,  # content_length
+            exchange.tls,  # tls
+            head.protocol,  # connect_protocol
+            state.shutdown,  # shutdown_signal
+        )
+        if state.proxies is not None:
+            state.proxies.apply(request, exchange.peer)
+    except Exception:  # the head was checked before: a bug, this exchange's only
+        state.log.exception("cannot build the request for %r", head.target)
+        await exchange.send_error(*_INTERNAL_ERROR)
+        return
     try:
         response = await state.app.handle(request)
     except Exception:  # App.handle answers every failure: this is a bug, not the client's
