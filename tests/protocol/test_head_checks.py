@@ -89,6 +89,8 @@ def test_rejected_heads(head: bytes, expected: int) -> None:
 def test_a_content_length_of_up_to_20_digits_passes(digits: int) -> None:
     head = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: " + b"9" * digits + b"\r\n\r\n"
     assert status(head) == 200
+
+
 REFUSED_TARGETS = {
     b"/a#b": "fragment",
     b"/a#": "fragment",

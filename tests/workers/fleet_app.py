@@ -14,7 +14,6 @@ import trio
 
 from trioframe import Request, Router, Server, ServerConfig
 
-
 #: While the file this names exists, a worker cannot import the application (a broken deploy).
 BROKEN_WHILE = os.environ.get("FLEET_BROKEN_WHILE")
 if __name__ != "__main__" and BROKEN_WHILE and os.path.exists(BROKEN_WHILE):
