@@ -18,8 +18,8 @@ from ._dispatch import Middleware, Next, compose
 from ._errors import ConfigurationError, Error
 from ._extract import HandlerPlan, build_plan
 from ._extract.state import LateState
+from ._file_source import FileSource
 from ._files.resolve import resolve_file
-from ._files.response import FileResponse
 from ._lifespan import Lifespan, plan_lifespans
 from ._protocol.websocket import is_websocket_upgrade
 from ._response import Response, to_response
@@ -228,7 +228,7 @@ async def _call(plan: HandlerPlan, policy: AppPolicy, request: Request) -> Respo
     else:
         request.body_reader.limit_to(policy.max_body_size, "max_body_size")
     response = to_response(await plan.call(request))
-    if type(response) is FileResponse:  # opened now: middleware sees the final answer
+    if type(response.body_stream) is FileSource:  # opened now: middleware sees the answer
         return await resolve_file(response, request)
     return response
 

@@ -18,19 +18,19 @@ from typing import Annotated, Any
 
 import attrs
 
+from .._codec.check import UnsupportedType, check_fields, check_json, check_path, type_name
 from .._errors import ConfigurationError, Error
 from .._http.cookies import CookieJar
 from .._http.headers import Headers
 from .._http.method import Method
 from .._http.url import Uri
+from .._markers import Body, FromRequest, Marker, StreamedBody
 from .._multipart.decoder import MultipartConfig
 from .._multipart.fields import FormReading
 from .._request import Request
 from .._shutdown import Shutdown
 from .._websocket.connection import WebSocketConnection
-from .check import UnsupportedType, check_fields, check_json, check_path, type_name
 from .dependencies import dependency_name, dependency_signature, dependency_step
-from .markers import Body, FromRequest, Marker, StreamedBody
 from .params import MISSING, ParamInfo, describe
 from .sources import (
     Step,
