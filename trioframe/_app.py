@@ -17,7 +17,7 @@ from ._describe import RouteInfo, route_info
 from ._dispatch import Middleware, Next, compose
 from ._errors import ConfigurationError, Error
 from ._extract import HandlerPlan, build_plan
-from ._extract.state import LateState
+from ._extract.context import Deferred
 from ._file_source import FileSource
 from ._files.resolve import resolve_file
 from ._lifespan import Lifespan, plan_lifespans
@@ -102,7 +102,7 @@ class App:
     policy: AppPolicy
     _table: RouteTable[PreparedEndpoint, Unrouted]
     _root: Unrouted  # the outermost router's scope (a path no nest scope could be matched)
-    _late_states: tuple[LateState, ...]
+    _late_states: tuple[Deferred, ...]
     _has_websockets: bool
 
     def check_late_state(self) -> None:
@@ -152,7 +152,7 @@ class _Freezer:
         self.lifespans_of: dict[int, list[Lifespan]] = {}
         for lifespan in self.lifespans:
             self.lifespans_of.setdefault(id(lifespan.owner), []).append(lifespan)
-        self.late_states: list[LateState] = []
+        self.late_states: list[Deferred] = []
         self.plans: dict[int, HandlerPlan] = {}  # by id of the endpoint
 
     def freeze(self) -> App:

@@ -30,6 +30,7 @@ from .._multipart.fields import FormReading
 from .._request import Request
 from .._shutdown import Shutdown
 from .._websocket.connection import WebSocketConnection
+from .context import Deferred
 from .dependencies import dependency_name, dependency_signature, dependency_step
 from .params import MISSING, ParamInfo, describe
 from .sources import (
@@ -44,7 +45,7 @@ from .sources import (
     query_step,
     strip_error,
 )
-from .state import LateState, state_step
+from .state import state_step
 
 __all__ = ["HandlerPlan", "build_plan"]
 
@@ -239,7 +240,7 @@ class _Planner:
     multipart: MultipartConfig
     websocket: bool
     max_json_size: int
-    late_states: list[LateState]
+    late_states: list[Deferred]
     form_reading: FormReading = attrs.Factory(FormReading)
     readers: list[tuple[str, str]] = attrs.Factory(list)
     planned: dict[type, Step] = attrs.Factory(dict)
@@ -350,7 +351,7 @@ def build_plan(
     *,
     websocket: bool = False,
     max_json_size: int = 256 * 1024,
-    late_states: list[LateState] | None = None,
+    late_states: list[Deferred] | None = None,
 ) -> HandlerPlan:
     """Analyse ``handler`` once. Raises ``ConfigurationError`` for a non-async handler or a
     parameter no extractor understands; for a WebSocket handler (``websocket=True``) also
