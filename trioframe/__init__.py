@@ -6,6 +6,9 @@ public module.
 
 from http import HTTPStatus as StatusCode
 
+from ._app import App as App
+from ._app import freeze as freeze
+from ._describe import RouteInfo as RouteInfo
 from ._dispatch import Middleware as Middleware
 from ._dispatch import Next as Next
 from ._errors import BadRequest as BadRequest
@@ -29,6 +32,7 @@ from ._extract import Json as Json
 from ._extract import Path as Path
 from ._extract import Query as Query
 from ._extract import State as State
+from ._extract.params import ParamInfo as ParamInfo
 from ._http.cookies import Cookie as Cookie
 from ._http.cookies import CookieJar as CookieJar
 from ._http.cookies import CookieJar as Cookies
@@ -67,6 +71,7 @@ from .middleware import TimeoutMiddleware as TimeoutMiddleware
 __version__ = "0.2.4"
 
 __all__ = [
+    "App",
     "BadRequest",
     "Body",
     "CompressionMiddleware",
@@ -97,6 +102,7 @@ __all__ = [
     "MultipartConfig",
     "Next",
     "NotFound",
+    "ParamInfo",
     "Path",
     "PayloadTooLarge",
     "Query",
@@ -105,6 +111,7 @@ __all__ = [
     "RequestId",
     "RequestIdMiddleware",
     "Response",
+    "RouteInfo",
     "Router",
     "SameSite",
     "SecurityHeadersMiddleware",
@@ -125,5 +132,6 @@ __all__ = [
     "WebSocketClosed",
     "WebSocketConnection",
     "__version__",
+    "freeze",
     "safe_filename",
 ]

@@ -18,14 +18,11 @@ import collections.abc
 import contextlib
 import inspect
 import typing
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, TypeVar
 
 from ._errors import ConfigurationError, Error
 from ._request import StateProvider
-
-if TYPE_CHECKING:
-    from ._routing.router import Router
 
 __all__ = ["Lifespan", "plan_lifespans"]
 
@@ -69,7 +66,7 @@ class Lifespan(StateProvider):
         "values",
     )
 
-    def __init__(self, owner: Router, function: Callable[..., Any]) -> None:
+    def __init__(self, owner: object, function: Callable[..., Any]) -> None:
         self.owner = owner
         self.function = function
         self.name = _name(function)
@@ -209,7 +206,7 @@ class Lifespan(StateProvider):
         return values[index]
 
 
-def plan_lifespans(router: Router) -> tuple[Lifespan, ...]:
-    """Every lifespan of ``router`` and the routers nested in it, in the order they are
-    entered (``ConfigurationError`` for one that cannot be a lifespan)."""
-    return tuple(Lifespan(owner, function) for owner, function in router.all_lifespans())
+def plan_lifespans(owned: Iterable[tuple[object, Callable[..., Any]]]) -> tuple[Lifespan, ...]:
+    """A ``Lifespan`` for each ``(owner, function)`` pair (a router's ``all_lifespans()``: in
+    the order they are entered); ``ConfigurationError`` for one that cannot be a lifespan."""
+    return tuple(Lifespan(owner, function) for owner, function in owned)

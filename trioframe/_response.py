@@ -7,16 +7,16 @@ async iterable of chunks that the server streams with backpressure.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from typing import Any
 
 import attrs
 
-from ._errors import Error, InternalServerError, error_body
-from ._extract.convert import JSON_CONVERTER
+from ._codec.encode import encode_json
+from ._errors import Error, error_body
+from ._file_source import FileSource
 from ._http.cookies import Cookie
 
 __all__ = ["Response", "ServerSentEvent", "to_response"]
@@ -73,49 +73,6 @@ def _check_status(status: int) -> int:
     if not 100 <= code <= 599:
         raise ValueError(f"{status!r} is not an HTTP status (100-599)")
     return code
-
-
-def _json_default(value: Any) -> Any:
-    """What ``json.dumps`` writes for a value it has no native form for: ``to_dict()``
-    (``Headers``, ``CookieJar``), else the JSON converter's unstructure side, the same
-    converter ``Json[T]`` reads with (attrs classes, dataclasses, pydantic models, enums,
-    datetimes, UUIDs, decimals, durations, sets)."""
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):
-        return to_dict()
-    plain = JSON_CONVERTER.unstructure(value)
-    if plain is value:  # no hook: cattrs hands the value back
-        raise TypeError(f"{type(value).__name__} is not JSON-serializable")
-    return plain
-
-
-# One encoder for every response (``json.dumps`` with options builds a new one per call):
-# CPython's C encoder, made once, or the pure-Python one where there is none. ``_MARKERS``
-# is the C encoder's circular-reference bookkeeping; a failed encoding can leave entries in
-# it, so a failure clears it.
-_JSON_ENCODER = json.JSONEncoder(
-    separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_json_default
-)
-_MARKERS: dict[int, Any] = {}
-_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-_C_ENCODER: Callable[[Any, int], Any] | None = (
-    None
-    if _c_make_encoder is None
-    else _c_make_encoder(
-        _MARKERS, _json_default, json.encoder.encode_basestring, None, ":", ",", False, False, False
-    )
-)
-
-
-def encode_json(value: Any) -> bytes:
-    """Serialize ``value`` to compact UTF-8 JSON; ``Error`` (500) when it cannot be."""
-    try:
-        if _C_ENCODER is not None:
-            return "".join(_C_ENCODER(value, 0)).encode()
-        return _JSON_ENCODER.encode(value).encode()
-    except (TypeError, ValueError, RecursionError) as exc:
-        _MARKERS.clear()
-        raise InternalServerError(f"response value is not JSON-serializable: {exc}") from exc
 
 
 class Response:
@@ -190,9 +147,9 @@ class Response:
         No I/O happens here: the file is opened (in a worker thread) once the handler
         returns. The body is sent in chunks with backpressure, or with ``os.sendfile`` on
         plain HTTP/1.1; a client that goes away stops it and the file is closed at once."""
-        from ._files.response import FileResponse
-
-        return FileResponse(path, filename=filename, content_type=content_type, download=download)
+        response = cls(200)
+        response.body_stream = FileSource(os.fspath(path), filename, content_type, download)
+        return response
 
     @classmethod
     def validation_error(cls, messages: Iterable[str]) -> Response:

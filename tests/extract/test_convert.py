@@ -8,7 +8,7 @@ import random
 import attrs
 import pytest
 
-from trioframe._extract.convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
+from trioframe._codec.convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
 from trioframe._extract.sources import json_depth
 
 

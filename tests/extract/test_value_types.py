@@ -477,7 +477,7 @@ async def test_query_dict_values_are_converted() -> None:
     ],
 )
 def test_durations_in_iso_8601_and_in_seconds(text: str, value: datetime.timedelta) -> None:
-    from trioframe._extract.values import format_duration, parse_duration
+    from trioframe._codec.values import format_duration, parse_duration
 
     assert parse_duration(text) == value
     assert parse_duration(format_duration(value)) == value
@@ -485,7 +485,7 @@ def test_durations_in_iso_8601_and_in_seconds(text: str, value: datetime.timedel
 
 @pytest.mark.parametrize("text", ["P", "PT", "P1M", "PT1.5H", "P1DT", "1e999999", "p1d", "P-1D"])
 def test_durations_refused(text: str) -> None:
-    from trioframe._extract.values import ExtractionValueError, parse_duration
+    from trioframe._codec.values import ExtractionValueError, parse_duration
 
     with pytest.raises(ExtractionValueError, match="expected a duration"):
         parse_duration(text)
@@ -502,7 +502,7 @@ def test_durations_refused(text: str) -> None:
     ],
 )
 def test_datetimes_outside_the_extended_format_are_refused(text: str) -> None:
-    from trioframe._extract.values import ExtractionValueError, parse_datetime
+    from trioframe._codec.values import ExtractionValueError, parse_datetime
 
     with pytest.raises(ExtractionValueError, match="expected an ISO 8601 datetime"):
         parse_datetime(text)

@@ -204,6 +204,9 @@ async def test_a_swapped_symlink_never_serves_outside_with_sendfile(
             connection = connections[task]
             await connection.send(simple_get(scene.path))
             response = await connection.read_response()
+            if response.closes:  # its last request (max_requests_per_connection): a new one
+                await connection.aclose()
+                del connections[task]
             return response.status, response.body
 
         await assert_each_side(scene, get)

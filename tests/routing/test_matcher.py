@@ -12,11 +12,11 @@ from trioframe._routing import (
     BadPath,
     Endpoint,
     Found,
-    MethodNotAllowed,
-    NotFound,
+    NoRoute,
     Redirect,
     Router,
     RouteTable,
+    WrongMethod,
 )
 
 from .helpers import freeze, h
@@ -37,7 +37,7 @@ def test_static_root_and_params() -> None:
         "/users/{user_id}/posts/{post_id}",
         {"user_id": "7", "post_id": "42"},
     )
-    assert isinstance(table.match("GET", "/users/7/posts"), NotFound)
+    assert isinstance(table.match("GET", "/users/7/posts"), NoRoute)
 
 
 @pytest.mark.parametrize("reverse", [False, True])
@@ -73,13 +73,13 @@ def test_wildcard_captures_one_or_more_segments() -> None:
     assert found(table, "/files/a") == ("/files/{*rest}", {"rest": "a"})
     assert found(table, "/files/a/b/c.txt") == ("/files/{*rest}", {"rest": "a/b/c.txt"})
     assert found(table, "/files/a/") == ("/files/{*rest}", {"rest": "a/"})
-    assert isinstance(table.match("GET", "/files/"), NotFound)
-    assert isinstance(table.match("GET", "/files"), NotFound)
+    assert isinstance(table.match("GET", "/files/"), NoRoute)
+    assert isinstance(table.match("GET", "/files"), NoRoute)
 
 
 def test_param_does_not_match_an_empty_segment() -> None:
     table = freeze(Router().get("/users/{id}/x", h))
-    assert isinstance(table.match("GET", "/users//x"), NotFound)
+    assert isinstance(table.match("GET", "/users//x"), NoRoute)
 
 
 def test_percent_decoding_happens_after_splitting() -> None:
@@ -95,7 +95,7 @@ def test_literals_compare_with_decoded_segments() -> None:
     assert found(table, "/us%65rs") == ("/users", {})
     assert found(table, "/caf%c3%a9") == ("/caf\u00e9", {})
     # an encoded slash never splits: /a%2Fb is one segment, not /a/b
-    assert isinstance(table.match("GET", "/a%2Fb"), NotFound)
+    assert isinstance(table.match("GET", "/a%2Fb"), NoRoute)
 
 
 def test_literal_with_percent_sign_needs_the_encoded_form() -> None:
@@ -140,28 +140,28 @@ def test_method_not_allowed_lists_methods_in_a_stable_order() -> None:
     router.route("/items/{id}", h, methods=["PROPFIND"]).put("/items/{id}", h)
     table = freeze(router)
     result = table.match("PATCH", "/items/1")
-    assert isinstance(result, MethodNotAllowed)
+    assert isinstance(result, WrongMethod)
     assert result.allow == ("GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PROPFIND")
-    assert result.routers == (router,)
+    assert result.scope == (router,)
 
 
 def test_method_not_allowed_without_get_has_no_head() -> None:
     table = freeze(Router().post("/submit", h))
     result = table.match("GET", "/submit")
-    assert isinstance(result, MethodNotAllowed)
+    assert isinstance(result, WrongMethod)
     assert result.allow == ("POST", "OPTIONS")
-    assert isinstance(table.match("HEAD", "/submit"), MethodNotAllowed)
+    assert isinstance(table.match("HEAD", "/submit"), WrongMethod)
 
 
 def test_methods_are_case_sensitive_when_matching() -> None:
     table = freeze(Router().get("/x", h))
-    assert isinstance(table.match("get", "/x"), MethodNotAllowed)
+    assert isinstance(table.match("get", "/x"), WrongMethod)
 
 
 def test_path_decides_before_method() -> None:
     table = freeze(Router().get("/users/{id}", h).post("/users/new", h))
     result = table.match("GET", "/users/new")
-    assert isinstance(result, MethodNotAllowed)
+    assert isinstance(result, WrongMethod)
     assert result.allow == ("POST", "OPTIONS")
 
 
@@ -171,8 +171,8 @@ def test_auto_options() -> None:
     result = table.match("OPTIONS", "/x/1")
     assert isinstance(result, AutoOptions)
     assert result.allow == ("GET", "HEAD", "POST", "OPTIONS")
-    assert result.routers == (router,)
-    assert isinstance(table.match("OPTIONS", "/nothing"), NotFound)
+    assert result.scope == (router,)
+    assert isinstance(table.match("OPTIONS", "/nothing"), NoRoute)
 
 
 def test_auto_options_on_a_static_path() -> None:
@@ -236,8 +236,8 @@ def test_no_redirect_when_both_forms_are_registered() -> None:
 
 def test_no_redirect_when_neither_form_matches() -> None:
     table = freeze(Router().get("/users", h))
-    assert isinstance(table.match("GET", "/other/"), NotFound)
-    assert isinstance(table.match("GET", "/"), NotFound)
+    assert isinstance(table.match("GET", "/other/"), NoRoute)
+    assert isinstance(table.match("GET", "/"), NoRoute)
 
 
 def test_double_slash_redirects_only_to_a_single_slash() -> None:
@@ -260,7 +260,7 @@ def test_params_are_a_fresh_dict_per_match() -> None:
 def test_not_found_without_fallback() -> None:
     router = Router().get("/x", h)
     result = freeze(router).match("GET", "/y")
-    assert result == NotFound(None, (router,))
+    assert result == NoRoute(None, (router,))
 
 
 def test_nested_fallbacks_most_specific_wins() -> None:
@@ -275,11 +275,11 @@ def test_nested_fallbacks_most_specific_wins() -> None:
 
     def fallback_of(path: str) -> tuple[Any, tuple[Router, ...]]:
         result = table.match("GET", path)
-        assert isinstance(result, NotFound), result
+        assert isinstance(result, NoRoute), result
         assert result.fallback is not None
         assert result.fallback.method is None
-        assert result.fallback.routers == result.routers
-        return result.fallback.handler, result.routers
+        assert result.fallback.routers == result.scope
+        return result.fallback.handler, result.scope
 
     assert fallback_of("/nope") == (root_fb, (root,))
     assert fallback_of("/apix") == (root_fb, (root,))
@@ -301,9 +301,9 @@ def test_fallback_scopes_with_params_prefer_literals() -> None:
     table = freeze(root)
     for path, expected in (("/a/b/zz", lit_fb), ("/a/c/zz", param_fb)):
         result = table.match("GET", path)
-        assert isinstance(result, NotFound) and result.fallback is not None
+        assert isinstance(result, NoRoute) and result.fallback is not None
         assert result.fallback.handler is expected
-    assert table.match("GET", "/a/") == NotFound(None, (root,))
+    assert table.match("GET", "/a/") == NoRoute(None, (root,))
 
 
 def test_redirect_beats_fallback() -> None:
@@ -322,7 +322,7 @@ def test_prepare_is_called_once_per_endpoint_and_its_value_is_returned() -> None
 
     sub = Router().get("/", h).post("/", h).fallback(h)
     router = Router().route("/x/{id}", h, methods=["GET", "PUT"]).get("/s", h).nest("/api", sub)
-    table = router.freeze(prepare)
+    table = router.freeze(prepare, lambda chain: chain)
     assert [(e.method, e.pattern) for e in calls] == [
         (Method.GET, "/x/{id}"),
         (Method.PUT, "/x/{id}"),
@@ -344,7 +344,7 @@ def test_prepare_is_called_once_per_endpoint_and_its_value_is_returned() -> None
         assert isinstance(result, Found)
         assert result.target is prepared[key]
     missing = table.match("GET", "/api/missing")
-    assert isinstance(missing, NotFound) and missing.fallback is prepared[(None, "/api")]
+    assert isinstance(missing, NoRoute) and missing.fallback is prepared[(None, "/api")]
     assert len(calls) == 6
 
 

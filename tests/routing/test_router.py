@@ -11,11 +11,11 @@ from trioframe._http.method import Method
 from trioframe._routing import (
     Endpoint,
     Found,
-    MethodNotAllowed,
-    NotFound,
+    NoRoute,
     Redirect,
     Router,
     RouteTable,
+    WrongMethod,
 )
 
 from .helpers import freeze, h
@@ -45,7 +45,7 @@ def test_each_verb_registers_its_method_and_chains(verb: str, method: str) -> No
     endpoint = target(freeze(router), method, "/x")
     assert endpoint.method == method and type(endpoint.method) is Method
     assert endpoint.handler is h
-    assert isinstance(freeze(router).match("TRACE", "/x"), MethodNotAllowed)
+    assert isinstance(freeze(router).match("TRACE", "/x"), WrongMethod)
 
 
 def test_route_with_several_methods_normalises_to_method() -> None:
@@ -89,7 +89,7 @@ def test_decorator_form_returns_the_function() -> None:
     assert target(table, "GET", "/items/1").handler is get_item
     assert target(table, "PATCH", "/multi").handler is multi
     missing = table.match("GET", "/missing")
-    assert isinstance(missing, NotFound) and missing.fallback is not None
+    assert isinstance(missing, NoRoute) and missing.fallback is not None
     assert missing.fallback.handler is fallback
 
 
@@ -236,10 +236,10 @@ def test_405_routers_are_the_chain_the_routes_share() -> None:
     sub = Router().post("/x", h)
     root = Router().get("/api/x", h).nest("/api", sub)
     result = freeze(root).match("DELETE", "/api/x")
-    assert isinstance(result, MethodNotAllowed)
-    assert result.routers == (root,)
+    assert isinstance(result, WrongMethod)
+    assert result.scope == (root,)
     only_sub = freeze(Router().nest("/api", sub)).match("GET", "/api/x")
-    assert isinstance(only_sub, MethodNotAllowed) and only_sub.routers[-1] is sub
+    assert isinstance(only_sub, WrongMethod) and only_sub.scope[-1] is sub
 
 
 def test_fallback_twice_is_refused() -> None:
@@ -263,7 +263,7 @@ def test_freeze_does_not_follow_later_changes() -> None:
     router = Router().get("/a", h)
     table = freeze(router)
     router.get("/b", h)
-    assert isinstance(table.match("GET", "/b"), NotFound)
+    assert isinstance(table.match("GET", "/b"), NoRoute)
     assert target(freeze(router), "GET", "/b").pattern == "/b"
 
 

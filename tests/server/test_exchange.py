@@ -11,13 +11,12 @@ import pytest
 import trio
 
 from trioframe import Request, Response, Router, ServerConfig, WebSocketConnection
-from trioframe._dispatch import App
+from trioframe._app import AppPolicy, freeze
 from trioframe._http.tls import TLSInfo
 from trioframe._protocol.errors import UnsendableResponse
 from trioframe._protocol.request_head import RequestHead
 from trioframe._server.exchange import Exchange, answer_cancelled, serve_exchange
 from trioframe._server.state import ServingState
-from trioframe._websocket.accept import WebSocketPolicy
 
 Header = tuple[bytes, bytes]
 
@@ -76,7 +75,7 @@ class FakeExchange(Exchange):
 
 def state_for(router: Router, **settings: Any) -> ServingState:
     config = ServerConfig(**settings)
-    app = App(router, max_body_size=config.max_body_size, websocket=WebSocketPolicy())
+    app = freeze(router, AppPolicy(max_body_size=config.max_body_size))
     return ServingState.create(app, config)
 
 
@@ -212,10 +211,10 @@ async def test_an_app_that_raises_despite_its_promise_is_a_500(
 ) -> None:
     state = state_for(ROUTER)
 
-    async def broken(request: Request) -> Response:
+    async def broken(self: object, request: Request) -> Response:
         raise RuntimeError("a bug in the app layer")
 
-    monkeypatch.setattr(state.app, "handle", broken)
+    monkeypatch.setattr(type(state.app), "handle", broken)
     exchange = FakeExchange(b"GET", b"/")
     await serve_exchange(exchange, state)
     assert exchange.calls == [("error", 500, "Internal Server Error")]

@@ -17,7 +17,7 @@ import pytest
 import trio
 
 from trioframe import Json, Response, Router, WebSocketConnection
-from trioframe._dispatch import App
+from trioframe._app import App
 from trioframe._server import exchange as exchange_module
 from trioframe._server import http1 as http1_module
 from trioframe._server import state as state_module

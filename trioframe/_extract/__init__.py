@@ -4,7 +4,7 @@
 per request. Planning is sans-I/O; the steps may await the request body.
 """
 
-from .markers import Body, Extension, Form, FromRequest, Json, Path, Query, State
+from .._markers import Body, Extension, Form, FromRequest, Json, Path, Query, State
 from .plan import HandlerPlan, build_plan
 
 __all__ = [

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .._errors import ConfigurationError, Error
+from .._markers import FromRequest
 from .._request import Request
-from .markers import FromRequest
 from .sources import Step
 
 __all__ = [

@@ -18,19 +18,21 @@ from typing import Annotated, Any
 
 import attrs
 
+from .._codec.check import UnsupportedType, check_fields, check_json, check_path, type_name
 from .._errors import ConfigurationError, Error
 from .._http.cookies import CookieJar
 from .._http.headers import Headers
 from .._http.method import Method
 from .._http.url import Uri
+from .._markers import Body, FromRequest, Marker, StreamedBody
 from .._multipart.decoder import MultipartConfig
 from .._multipart.fields import FormReading
 from .._request import Request
 from .._shutdown import Shutdown
 from .._websocket.connection import WebSocketConnection
-from .check import UnsupportedType, check_fields, check_json, check_path, type_name
+from .context import Deferred
 from .dependencies import dependency_name, dependency_signature, dependency_step
-from .markers import Body, FromRequest, Marker, StreamedBody
+from .params import MISSING, ParamInfo, describe
 from .sources import (
     Step,
     StepContext,
@@ -43,7 +45,7 @@ from .sources import (
     query_step,
     strip_error,
 )
-from .state import LateState, state_step
+from .state import state_step
 
 __all__ = ["HandlerPlan", "build_plan"]
 
@@ -161,6 +163,9 @@ class HandlerPlan:
     websocket_param: str | None = None
     #: every parameter can be passed by position (the handler is called so: cheaper)
     positional: bool = False
+    #: what each input is: the handler's parameters in order, each dependency's own inputs
+    #: after it
+    params: tuple[ParamInfo, ...] = ()
 
     async def arguments(self, request: Request) -> dict[str, Any]:
         """Run every step: the handler's keyword arguments. Raises the steps' ``Error``s."""
@@ -235,11 +240,28 @@ class _Planner:
     multipart: MultipartConfig
     websocket: bool
     max_json_size: int
-    late_states: list[LateState]
+    late_states: list[Deferred]
     form_reading: FormReading = attrs.Factory(FormReading)
     readers: list[tuple[str, str]] = attrs.Factory(list)
     planned: dict[type, Step] = attrs.Factory(dict)
     resolving: list[type] = attrs.Factory(list)
+    params: list[ParamInfo] = attrs.Factory(list)
+
+    def learned(self, ctx: StepContext, annotation: Any, default: Any = MISSING) -> None:
+        """Keep what the parameter of ``ctx`` is (see ``ParamInfo``)."""
+        marker = _marker(annotation)
+        reader = _body_reader(annotation)
+        if marker is not None:
+            kind = marker.source
+        elif reader == "Multipart":
+            kind = "multipart"
+        elif reader == "Body":
+            kind = "body"
+        elif _is_custom(annotation):
+            kind = "dependency"
+        else:
+            kind = "request"
+        self.params.append(describe(ctx.parameter, annotation, kind, default, ctx.dependency))
 
     def context(self, parameter: str, dependency: str | None = None) -> StepContext:
         return StepContext(
@@ -296,12 +318,13 @@ class _Planner:
             raise ConfigurationError(f"handler {self.handler}: dependency cycle {names}")
         self.resolving.append(kind)
         name = dependency_name(kind)
-        steps = tuple(
-            (param, self.step_for(self.context(param, name), annotation))
-            for param, annotation in dependency_signature(kind, self.handler)
-        )
+        steps = []
+        for param, annotation in dependency_signature(kind, self.handler):
+            ctx = self.context(param, name)
+            steps.append((param, self.step_for(ctx, annotation)))
+            self.learned(ctx, annotation)
         self.resolving.pop()
-        step = self.planned[kind] = dependency_step(kind, steps)
+        step = self.planned[kind] = dependency_step(kind, tuple(steps))
         return step
 
     def check_body_readers(self) -> None:
@@ -328,7 +351,7 @@ def build_plan(
     *,
     websocket: bool = False,
     max_json_size: int = 256 * 1024,
-    late_states: list[LateState] | None = None,
+    late_states: list[Deferred] | None = None,
 ) -> HandlerPlan:
     """Analyse ``handler`` once. Raises ``ConfigurationError`` for a non-async handler or a
     parameter no extractor understands; for a WebSocket handler (``websocket=True``) also
@@ -362,12 +385,16 @@ def build_plan(
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ctx.fail("*args/**kwargs are not extractors")
         annotation = hints.get(param.name, inspect.Parameter.empty)
+        default = MISSING if param.default is param.empty else param.default
         if _is_websocket(annotation):
             if not websocket:
                 raise ctx.fail("WebSocketConnection is only available on Router.websocket routes")
             sockets.append(param.name)
+            planner.params.append(describe(param.name, annotation, "websocket"))
             continue
+        described = len(planner.params)
         steps.append((param.name, planner.step_for(ctx, annotation)))
+        planner.params.insert(described, _described(planner, ctx, annotation, default))
         positional = positional and param.kind is not param.KEYWORD_ONLY
     planner.check_body_readers()
     if websocket and len(sockets) != 1:
@@ -382,4 +409,12 @@ def build_plan(
         multipart=planner.multipart if streams else None,
         websocket_param=sockets[0] if sockets else None,
         positional=positional and not sockets,
+        params=tuple(planner.params),
     )
+
+
+def _described(planner: _Planner, ctx: StepContext, annotation: Any, default: Any) -> ParamInfo:
+    """The handler parameter's own ``ParamInfo`` (its dependency's inputs, if it is one, were
+    learned while its step was planned, and follow it)."""
+    planner.learned(ctx, annotation, default)
+    return planner.params.pop()

@@ -17,69 +17,36 @@ import json
 import operator
 import types
 import typing
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 import cattrs
 
+from .._codec import pydantic_models
+from .._codec.check import unwrap as _unwrap
+from .._codec.convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
+from .._codec.shapes import is_fixed_tuple, is_sequence
 from .._errors import (
     BadRequest,
-    ConfigurationError,
     Error,
     PayloadTooLarge,
     UnsupportedMediaType,
     ValidationError,
 )
 from .._http.url import QueryDecoder
-from .._multipart.decoder import MultipartConfig
-from .._multipart.fields import FormReading, read_form_fields
+from .._markers import Body
+from .._multipart.fields import read_form_fields
 from .._request import Request
-from . import pydantic_models
-from .check import unwrap as _unwrap
-from .convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
-from .markers import Body
-from .shapes import is_fixed_tuple, is_sequence
-
-if TYPE_CHECKING:
-    from .state import LateState
+from .context import Step, StepContext
 
 __all__ = ["MAX_JSON_DEPTH", "Step", "StepContext"]
-
-Step = Callable[[Request], Awaitable[Any]]
 
 #: JSON nested deeper than this is refused with 400.
 MAX_JSON_DEPTH = 100
 # What json_depth keeps of a document: quotes and brackets, "{}" folded into "[]".
 _FOLD_BRACKETS = bytes.maketrans(b"{}", b"[]")
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
-
-
-@attrs.frozen
-class StepContext:
-    """What a factory may look at: the handler's name (for messages), the parameter, the
-    route's parameter names, the registered state values (outermost router first), the
-    largest JSON body ``Json[T]`` parses, the ``FromRequest`` dependency whose parameter this
-    is (``None`` for the handler's own), the route's multipart limits, how ``Form`` reads
-    a multipart body in this plan, and where the ``State[T]`` steps decided once the
-    lifespans have entered are collected (the app's list)."""
-
-    handler: str
-    parameter: str
-    route_params: tuple[str, ...]
-    states: tuple[Any, ...]
-    max_json_size: int = 256 * 1024
-    dependency: str | None = None
-    multipart: MultipartConfig = attrs.Factory(MultipartConfig)
-    form_reading: FormReading = attrs.Factory(FormReading)
-    late_states: list[LateState] = attrs.Factory(list)
-
-    def fail(self, reason: str) -> ConfigurationError:
-        """The startup error for this parameter, naming the handler (and the dependency)."""
-        owner = f"handler {self.handler}"
-        if self.dependency is not None:
-            owner = f"{owner}, dependency {self.dependency}"
-        return ConfigurationError(f"{owner}, parameter {self.parameter!r}: {reason}")
 
 
 def _fields_of(kind: Any) -> dict[str, Any] | None:

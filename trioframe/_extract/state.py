@@ -11,14 +11,12 @@ then. A lifespan without that annotation says what it provides only once it has 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._errors import ConfigurationError, Error
 from .._lifespan import Lifespan
 from .._request import Request
-
-if TYPE_CHECKING:
-    from .sources import Step, StepContext
+from .context import Step, StepContext
 
 __all__ = ["LateState", "state_step"]
 

@@ -1,8 +1,10 @@
-"""Resolving a ``FileResponse`` against its request: open the file in a worker thread, apply
-the preconditions and ``Range``, and make the final response with a ``FileBody``."""
+"""Resolving a file response (its body a ``FileSource``) against its request: open the file in
+a worker thread, apply the preconditions and ``Range``, and make the final response with a
+``FileBody``."""
 
 from __future__ import annotations
 
+import mimetypes
 import os
 import secrets
 import stat
@@ -11,30 +13,35 @@ from pathlib import PurePath
 import trio
 
 from .._errors import Error
+from .._file_source import FileSource, Located
 from .._request import Request
 from .._response import Response
 from .body import FileBody, Piece
 from .conditions import Validators, evaluate, range_applies
 from .disposition import content_disposition
 from .ranges import UNSATISFIABLE, parse_range
-from .response import FileResponse, Located, media_type_for
 
-__all__ = ["open_regular_file", "resolve_file"]
+__all__ = ["media_type_for", "open_regular_file", "resolve_file"]
+
+_TEXT_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml")
 
 
-async def resolve_file(response: FileResponse, request: Request) -> Response:
-    """The final response for ``request``: the whole file (200), a range (206), a
+async def resolve_file(response: Response, request: Request) -> Response:
+    """The final response to ``request`` for ``response``, whose body is a ``FileSource``:
+    the whole file (200), a range (206), a
     precondition's answer (304, 412), an unsatisfiable range (416), or the standard error
     for a file that cannot be served (404 missing or not a regular file, 403 not readable).
     Headers set on ``response`` are kept. The file system is used in a worker thread only."""
+    source = response.body_stream
+    assert type(source) is FileSource
     try:
-        fd, info, coding, name = await trio.to_thread.run_sync(_open, response)
+        fd, info, coding, name = await trio.to_thread.run_sync(_open, source)
     except PermissionError:
         return Response.from_error(Error.forbidden("the file is not readable"))
     except OSError:
         return Response.from_error(Error.not_found("file"))
     try:
-        answer = _answer(response, request, fd, info, name)
+        answer = _answer(response, source, request, fd, info, name)
     except BaseException:
         os.close(fd)
         raise
@@ -45,16 +52,21 @@ async def resolve_file(response: FileResponse, request: Request) -> Response:
     return answer
 
 
-def _open(response: FileResponse) -> Located:
+def _open(source: FileSource) -> Located:
     """In a worker thread: open the file (``Router.static``: locate it)."""
-    if response.locate is not None:
-        return response.locate()
-    fd, info = open_regular_file(response.path)
-    return fd, info, None, response.filename or PurePath(response.path).name
+    if source.locate is not None:
+        return source.locate()
+    fd, info = open_regular_file(source.path)
+    return fd, info, None, source.filename or PurePath(source.path).name
 
 
 def _answer(
-    response: FileResponse, request: Request, fd: int, info: os.stat_result, name: str
+    response: Response,
+    source: FileSource,
+    request: Request,
+    fd: int,
+    info: os.stat_result,
+    name: str,
 ) -> Response:
     """The answer for the open file ``fd``; the caller closes ``fd`` unless the answer's body
     is the ``FileBody`` that now owns it."""
@@ -71,14 +83,14 @@ def _answer(
         if precondition == 304:
             return Response(304, b"", [*tags, *kept])
         return Response.from_error(Error(412, "a precondition of the request failed"))
-    media_type = response.content_type or media_type_for(name)
+    media_type = source.content_type or media_type_for(name)
     headers = [
         (b"content-type", media_type.encode("latin-1")),
         (b"accept-ranges", b"bytes"),
         *tags,
     ]
     disposition = content_disposition(
-        response.filename or (name if response.download else None), download=response.download
+        source.filename or (name if source.download else None), download=source.download
     )
     if disposition is not None:
         headers.append((b"content-disposition", disposition.encode("latin-1")))
@@ -140,3 +152,12 @@ def open_regular_file(path: str) -> tuple[int, os.stat_result]:
         os.close(fd)
         raise
     return fd, info
+
+
+def media_type_for(name: str) -> str:
+    """The ``Content-Type`` for a file called ``name`` (text types in UTF-8), guessed from
+    its extension; ``application/octet-stream`` when unknown."""
+    media_type = mimetypes.guess_type(name, strict=False)[0] or "application/octet-stream"
+    if media_type.startswith(_TEXT_TYPES):
+        media_type += "; charset=utf-8"
+    return media_type

@@ -20,10 +20,10 @@ import stat
 from functools import partial
 
 from .._errors import ConfigurationError, Error
+from .._file_source import FileSource, Located
 from .._request import Request
 from .._response import Response
 from .beneath import open_beneath
-from .response import FileResponse, Located
 
 __all__ = ["StaticFiles"]
 
@@ -69,7 +69,10 @@ class StaticFiles:
                 raise Error.not_found("file")
         accepted = _accepted_codings(request.headers.get("accept-encoding"))
         # (the path is only a placeholder: ``locate`` chooses the file at resolution time)
-        response = FileResponse(self.root, locate=partial(self._locate, segments, accepted))
+        response = Response(200)
+        response.body_stream = FileSource(
+            self.root, locate=partial(self._locate, segments, accepted)
+        )
         response.with_header("x-content-type-options", "nosniff")
         if self.precompressed:
             response.with_header("vary", "Accept-Encoding")

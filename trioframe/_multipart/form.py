@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from .._errors import BadRequest
-from .._extract.markers import StreamedBody
 from .._http.headers import Headers
+from .._markers import StreamedBody
 from .charsets import text_codec
 from .decoder import (
     Event,

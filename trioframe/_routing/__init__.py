@@ -14,9 +14,10 @@ from .results import BadPath as BadPath
 from .results import Endpoint as Endpoint
 from .results import Found as Found
 from .results import MatchResult as MatchResult
-from .results import MethodNotAllowed as MethodNotAllowed
-from .results import NotFound as NotFound
+from .results import NoRoute as NoRoute
+from .results import Owner as Owner
 from .results import Redirect as Redirect
+from .results import WrongMethod as WrongMethod
 from .router import Router as Router
 from .table import RouteTable as RouteTable
 
@@ -26,10 +27,11 @@ __all__ = [
     "Endpoint",
     "Found",
     "MatchResult",
-    "MethodNotAllowed",
-    "NotFound",
+    "NoRoute",
+    "Owner",
     "Pattern",
     "RouteTable",
     "Router",
+    "WrongMethod",
     "parse_pattern",
 ]

@@ -1,22 +1,22 @@
 """The values routing hands to the dispatch layer: endpoints and match results.
 
 :class:`Endpoint` describes one registered route (or fallback) when a router is frozen; the
-dispatch layer turns each into its own prepared object ``T``. ``RouteTable[T].match`` then
-answers with exactly one of the frozen result classes here. They only describe the outcome;
-building the HTTP response (404, 405, 308, 204, 400) is the caller's job.
+dispatch layer turns each into its own prepared object ``T``, and each chain of routers that
+owns a path (a nest scope) into its own prepared scope ``S`` (what answers without an endpoint
+need: their middleware and state, taken once). ``RouteTable[T, S].match`` then answers with
+exactly one of the frozen result classes here, which hold prepared values only, never a
+router. They only describe the outcome; building the HTTP response (404, 405, 308, 204, 400)
+is the caller's job.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
 import attrs
 
 from .._http.method import Method
-
-if TYPE_CHECKING:
-    from .router import Router
 
 __all__ = [
     "WEBSOCKET",
@@ -25,12 +25,26 @@ __all__ = [
     "Endpoint",
     "Found",
     "MatchResult",
-    "MethodNotAllowed",
-    "NotFound",
+    "NoRoute",
+    "Owner",
     "Redirect",
+    "WrongMethod",
 ]
 
 T = TypeVar("T")
+S = TypeVar("S")
+
+
+class Owner(Protocol):
+    """A router as the dispatch layer reads it while it prepares endpoints and scopes."""
+
+    @property
+    def middlewares(self) -> list[Any]: ...
+    @property
+    def states(self) -> list[Any]: ...
+    @property
+    def multipart_settings(self) -> Any: ...
+
 
 #: The method key WebSocket routes are stored under. It is not a token, so no request line can
 #: carry it: only an upgrade request, recognised by the dispatch layer, is matched against it.
@@ -57,7 +71,7 @@ class Endpoint:
     method: Method | None
     pattern: str
     handler: Callable[..., Any]
-    routers: tuple[Router, ...]
+    routers: tuple[Owner, ...]
     param_names: tuple[str, ...]
     subprotocols: tuple[str, ...] = ()
 
@@ -89,37 +103,38 @@ class Redirect:
 
 
 @attrs.frozen
-class MethodNotAllowed:
+class WrongMethod(Generic[S]):
     """The path matches but no route has this method (405). ``allow`` lists the path's methods
     in a stable order, with ``HEAD`` when ``GET`` exists and ``OPTIONS`` always (never the
-    WebSocket key). ``routers`` is the chain the path's routes share (see :class:`Endpoint`).
-    ``websocket`` says the path has a WebSocket route (a plain ``GET`` there is answered 426)."""
+    WebSocket key). ``scope`` is the prepared scope of the router chain the path's routes share
+    (see :class:`Endpoint`). ``websocket`` says the path has a WebSocket route (a plain ``GET``
+    there is answered 426)."""
 
     allow: tuple[str, ...]
-    routers: tuple[Router, ...]
+    scope: S
     websocket: bool = False
 
 
 @attrs.frozen
-class AutoOptions:
+class AutoOptions(Generic[S]):
     """``OPTIONS`` on a path that has routes but no ``OPTIONS`` route: the caller answers 204
-    with ``Allow``. Fields as in :class:`MethodNotAllowed`."""
+    with ``Allow``. Fields as in :class:`WrongMethod`."""
 
     allow: tuple[str, ...]
-    routers: tuple[Router, ...]
+    scope: S
 
 
 @attrs.frozen
-class NotFound(Generic[T]):
+class NoRoute(Generic[T, S]):
     """No route matches (404 unless there is a fallback).
 
-    ``routers`` is the chain of the most specific nested router whose prefix covers the path
-    (just ``(root,)`` outside every prefix). ``fallback`` is the prepared fallback for that
-    chain: the innermost router in it that declared one supplies the handler, and the endpoint
-    was prepared with this same ``routers`` chain. ``None`` means: answer the built-in 404."""
+    ``scope`` is the prepared scope of the most specific nested router whose prefix covers the
+    path (the outermost router's outside every prefix). ``fallback`` is the prepared fallback
+    for that chain: the innermost router in it that declared one supplies the handler, and the
+    endpoint was prepared with this same chain. ``None`` means: answer the built-in 404."""
 
     fallback: T | None
-    routers: tuple[Router, ...]
+    scope: S
 
 
 @attrs.frozen
@@ -131,6 +146,6 @@ class BadPath:
 
 
 MatchResult: TypeAlias = (
-    Found[T] | Redirect | MethodNotAllowed | AutoOptions | NotFound[T] | BadPath
+    Found[T] | Redirect | WrongMethod[S] | AutoOptions[S] | NoRoute[T, S] | BadPath
 )
-"""Everything ``RouteTable[T].match`` can answer."""
+"""Everything ``RouteTable[T, S].match`` can answer."""

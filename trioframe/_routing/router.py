@@ -18,7 +18,7 @@ from .._errors import ConfigurationError
 from .._http.method import Method
 from .._multipart.decoder import MultipartConfig
 from .pattern import Pattern, parse_pattern, parse_prefix
-from .results import WEBSOCKET, Endpoint
+from .results import WEBSOCKET, Endpoint, Owner
 from .table import RouteSpec, RouteTable, ScopeSpec, build_table
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["Router"]
 
 T = TypeVar("T")
+S = TypeVar("S")
 #: A handler: an async function (or an object with an ``async def __call__``).
 Handler = Callable[..., Awaitable[Any]]
 H = TypeVar("H", bound=Handler)
@@ -405,13 +406,18 @@ class Router:
             full = sub_prefix if prefix is None else sub_prefix.under(prefix)
             sub._collect(full, chain, fallback, routes, scopes)
 
-    def freeze(self, prepare: Callable[[Endpoint], T]) -> RouteTable[T]:
+    def freeze(
+        self,
+        prepare: Callable[[Endpoint], T],
+        prepare_scope: Callable[[tuple[Owner, ...]], S],
+    ) -> RouteTable[T, S]:
         """Build the matcher once and return it as a :class:`RouteTable`.
 
         ``prepare`` is called exactly once per :class:`Endpoint`: every route, in registration
         order with nested routes where they were nested, then one fallback endpoint per nest
-        scope that has a fallback in force (see :meth:`fallback`). The table answers with what
-        ``prepare`` returned. Raises ``ConfigurationError`` for a method and pattern that
+        scope that has a fallback in force (see :meth:`fallback`); ``prepare_scope`` once per
+        router chain a match result can carry (outermost router first). The table answers with
+        what they returned. Raises ``ConfigurationError`` for a method and pattern that
         collide across nested routers, two routers nested at the same prefix, a nesting cycle,
         or a parameter name repeated between a prefix and a nested pattern. The router can
         still be changed and frozen again afterwards; the table does not follow it.
@@ -419,4 +425,4 @@ class Router:
         routes: list[RouteSpec] = []
         scopes: list[ScopeSpec] = []
         self._collect(None, (), None, routes, scopes)
-        return build_table(routes, scopes, prepare)
+        return build_table(routes, scopes, prepare, prepare_scope)

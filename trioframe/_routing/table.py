@@ -22,7 +22,7 @@ Registration-time details (patterns, the builder) live in ``pattern`` and ``rout
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import attrs
 
@@ -36,18 +36,17 @@ from .results import (
     Endpoint,
     Found,
     MatchResult,
-    MethodNotAllowed,
-    NotFound,
+    NoRoute,
+    Owner,
     Redirect,
+    WrongMethod,
 )
 from .trie import Leaf, Node, decode_segment, search
-
-if TYPE_CHECKING:
-    from .router import Router
 
 __all__ = ["RouteSpec", "RouteTable", "ScopeSpec", "build_table"]
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 _METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE")
 _BAD_START = BadPath("the request path must start with '/'")
@@ -65,7 +64,7 @@ class RouteSpec:
     method: Method
     pattern: Pattern
     handler: Callable[..., Any]
-    routers: tuple[Router, ...]
+    routers: tuple[Owner, ...]
     subprotocols: tuple[str, ...] = ()
 
 
@@ -75,14 +74,14 @@ class ScopeSpec:
     its router chain and the fallback handler in force there (its own or an outer one's)."""
 
     prefix: Pattern | None
-    routers: tuple[Router, ...]
+    routers: tuple[Owner, ...]
     fallback: Callable[..., Any] | None
 
 
-class _Scope(Generic[T]):
+class _Scope(Generic[T, S]):
     __slots__ = ("literals", "result")
 
-    def __init__(self, literals: tuple[str | None, ...], result: NotFound[T]) -> None:
+    def __init__(self, literals: tuple[str | None, ...], result: NoRoute[T, S]) -> None:
         self.literals = literals  # literal text per prefix segment, None for a parameter
         self.result = result
 
@@ -98,11 +97,12 @@ class _Scope(Generic[T]):
         return True
 
 
-class RouteTable(Generic[T]):
+class RouteTable(Generic[T, S]):
     """A frozen router: ``match(method, raw_path)`` answers with a :data:`MatchResult`.
 
-    Built by ``Router.freeze(prepare)``; ``endpoints`` lists every endpoint that was prepared,
-    routes in registration order (nested ones where they were nested), then fallbacks.
+    Built by ``Router.freeze(prepare, prepare_scope)``; ``endpoints`` lists every endpoint that
+    was prepared, routes in registration order (nested ones where they were nested), then
+    fallbacks.
     """
 
     __slots__ = ("_root", "_scopes", "_static", "endpoints")
@@ -111,7 +111,7 @@ class RouteTable(Generic[T]):
         self,
         root: Node[T],
         static: dict[str, Leaf[T]],
-        scopes: list[_Scope[T]],
+        scopes: list[_Scope[T, S]],
         endpoints: tuple[Endpoint, ...],
     ) -> None:
         self._root = root
@@ -119,7 +119,7 @@ class RouteTable(Generic[T]):
         self._scopes = scopes
         self.endpoints = endpoints
 
-    def match(self, method: str, raw_path: str) -> MatchResult[T]:
+    def match(self, method: str, raw_path: str) -> MatchResult[T, S]:
         """Match a request. ``raw_path`` is the path as sent (percent-encoded, without the query
         string); it is split on ``/`` first and each segment decoded after, so ``%2F`` stays
         inside one parameter. See the module docstring for the order of the rules."""
@@ -148,7 +148,7 @@ class RouteTable(Generic[T]):
             return leaf.auto_options if method == "OPTIONS" else leaf.not_allowed
         return self._unmatched(raw_path, segs)
 
-    def _unmatched(self, raw_path: str, segs: list[str]) -> Redirect | NotFound[T]:
+    def _unmatched(self, raw_path: str, segs: list[str]) -> Redirect | NoRoute[T, S]:
         if segs[-1]:
             twin, location = [*segs, ""], raw_path + "/"
         elif len(segs) > 1:
@@ -172,7 +172,7 @@ def _sort_methods(methods: set[str]) -> tuple[str, ...]:
     return tuple(Method.of(m) for m in known + sorted(methods - set(known)))
 
 
-def _common_chain(chains: Sequence[tuple[Router, ...]]) -> tuple[Router, ...]:
+def _common_chain(chains: Sequence[tuple[Owner, ...]]) -> tuple[Owner, ...]:
     first = chains[0]
     n = len(first)
     for chain in chains[1:]:
@@ -182,16 +182,18 @@ def _common_chain(chains: Sequence[tuple[Router, ...]]) -> tuple[Router, ...]:
     return first[:n]
 
 
-def _make_leaf(routes: list[tuple[RouteSpec, T]]) -> Leaf[T]:
+def _make_leaf(
+    routes: list[tuple[RouteSpec, T]], scope_of: Callable[[tuple[Owner, ...]], Any]
+) -> Leaf[T]:
     targets: dict[str, tuple[T, tuple[str, ...]]] = {
         spec.method: (target, spec.pattern.param_names) for spec, target in routes
     }
     if "GET" in targets and "HEAD" not in targets:
         targets[Method.HEAD] = targets[Method.GET]
     allow = _sort_methods({*targets, "OPTIONS"} - {WEBSOCKET})
-    routers = _common_chain([spec.routers for spec, _ in routes])
-    not_allowed = MethodNotAllowed(allow, routers, websocket=WEBSOCKET in targets)
-    return Leaf(targets, not_allowed, AutoOptions(allow, routers))
+    scope = scope_of(_common_chain([spec.routers for spec, _ in routes]))
+    not_allowed = WrongMethod(allow, scope, websocket=WEBSOCKET in targets)
+    return Leaf(targets, not_allowed, AutoOptions(allow, scope))
 
 
 def _check_collisions(routes: Sequence[RouteSpec], scopes: Sequence[ScopeSpec]) -> None:
@@ -223,11 +225,21 @@ def build_table(
     routes: Sequence[RouteSpec],
     scopes: Sequence[ScopeSpec],
     prepare: Callable[[Endpoint], T],
-) -> RouteTable[T]:
+    prepare_scope: Callable[[tuple[Owner, ...]], S],
+) -> RouteTable[T, S]:
     """Build the table for flattened ``routes`` and nest ``scopes`` (the first scope is the
-    outermost router). Raises ``ConfigurationError`` for a method and pattern registered twice
+    outermost router). ``prepare_scope`` is called once per distinct router chain that a match
+    result can carry. Raises ``ConfigurationError`` for a method and pattern registered twice
     (also across nested routers) or two routers nested at the same prefix."""
     _check_collisions(routes, scopes)
+    prepared_scopes: dict[tuple[int, ...], S] = {}
+
+    def scope_of(chain: tuple[Owner, ...]) -> S:
+        key = tuple(id(owner) for owner in chain)
+        if key not in prepared_scopes:
+            prepared_scopes[key] = prepare_scope(chain)
+        return prepared_scopes[key]
+
     endpoints: list[Endpoint] = []
     groups: dict[tuple[str, ...], list[tuple[RouteSpec, T]]] = {}
     for spec in routes:
@@ -246,7 +258,7 @@ def build_table(
     static: dict[str, Leaf[T]] = {}
     for shape, group in groups.items():
         pattern = group[0][0].pattern
-        leaf = _make_leaf(group)
+        leaf = _make_leaf(group, scope_of)
         node = root
         for segment, part in zip(pattern.segments, shape, strict=True):
             if segment.kind is SegmentKind.WILDCARD:
@@ -258,7 +270,7 @@ def build_table(
         if pattern.is_static and "%" not in pattern.source:
             static[pattern.source] = leaf
 
-    built: list[tuple[tuple[int, tuple[int, ...]], _Scope[T]]] = []
+    built: list[tuple[tuple[int, tuple[int, ...]], _Scope[T, S]]] = []
     for scope in scopes:
         segments = () if scope.prefix is None else scope.prefix.segments
         fallback: T | None = None
@@ -269,6 +281,6 @@ def build_table(
             fallback = prepare(endpoint)
         literals = tuple(s.text if s.kind is SegmentKind.LITERAL else None for s in segments)
         rank = (-len(literals), tuple(int(lit is None) for lit in literals))
-        built.append((rank, _Scope(literals, NotFound(fallback, scope.routers))))
+        built.append((rank, _Scope(literals, NoRoute(fallback, scope_of(scope.routers)))))
     built.sort(key=lambda item: item[0])
     return RouteTable(root, static, [scope for _, scope in built], tuple(endpoints))

@@ -12,9 +12,9 @@ per-request allocation beyond the segment list and the captured values.
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from .results import AutoOptions, MethodNotAllowed
+from .results import AutoOptions, WrongMethod
 
 __all__ = ["Leaf", "Node", "decode_segment", "search"]
 
@@ -32,8 +32,8 @@ class Leaf(Generic[T]):
     def __init__(
         self,
         targets: dict[str, tuple[T, tuple[str, ...]]],
-        not_allowed: MethodNotAllowed,
-        auto_options: AutoOptions,
+        not_allowed: WrongMethod[Any],
+        auto_options: AutoOptions[Any],
     ) -> None:
         #: method -> (prepared target, parameter names in path order)
         self.targets = targets

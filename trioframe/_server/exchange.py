@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from .._file_source import FileSource
 from .._files.body import CHUNK_SIZE, FileBody, read_span
 from .._files.resolve import resolve_file
-from .._files.response import FileResponse
 from .._http.headers import Headers
 from .._http.method import KNOWN_METHODS, Method
 from .._http.url import Uri
@@ -261,7 +261,7 @@ async def _respond(
     if type(response) is WebSocketAccept and response.status == 101:
         await _switch_to_websocket(exchange, response, state)
         return
-    if type(response) is FileResponse:
+    if type(response.body_stream) is FileSource:
         response = await resolve_file(response, request)
         if response.body_stream is None:  # 304, 412, 416, 404: a bytes body
             await _send_whole(exchange, response)

@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 
 import trio
 
-from .._dispatch import App
+from .._app import AppPolicy, freeze
 from .._errors import ConfigurationError
 from .._routing.router import Router
 from .._websocket.accept import WebSocketPolicy
@@ -82,12 +82,8 @@ class Server:
                 compression=config.websocket_compression,
                 max_message_size=config.websocket_max_message_size,
             )
-            app = App(
-                self.router,
-                max_body_size=config.max_body_size,
-                max_json_size=config.max_json_size,
-                websocket=websocket,
-            )
+            policy = AppPolicy(config.max_body_size, config.max_json_size, websocket)
+            app = freeze(self.router, policy)
             context = None
             if config.tls is not None:
                 context = server_context(config.tls, http2=config.http2)

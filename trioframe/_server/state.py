@@ -19,7 +19,7 @@ from .slots import Eviction, SlotHolder, evict_one
 if TYPE_CHECKING:
     import ssl
 
-    from .._dispatch import App
+    from .._app import App
     from .._protocol.http1_base import BaseHTTP1Adapter
     from .config import ServerConfig
     from .proxies import ProxyPolicy

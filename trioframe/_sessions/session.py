@@ -7,7 +7,7 @@ from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 from .._errors import InternalServerError
-from .._extract.markers import FromRequest
+from .._markers import FromRequest
 from .._request import Request
 
 __all__ = ["Session", "new_session_id"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .._response import encode_json
+from .._codec.encode import encode_json
 from .messages import Message
 
 __all__ = ["WebSocketClosed", "WebSocketConnection", "WebSocketSession", "check_close"]

@@ -22,7 +22,11 @@ import attrs
 import trio
 
 from .._cli.errors import StartupFailure
+from .._dispatch import Next
 from .._errors import ConfigurationError
+from .._request import Request
+from .._response import Response
+from .._routing.router import Router
 from .._server.serve import Server, lifespan_failure
 from .sockets import listen
 from .spec import BEAT_INTERVAL, WorkerSpec, log_format
@@ -65,21 +69,20 @@ class _Worker:
         await self.retire.wait()
         await self.say(b"retire")
 
-    def count_requests(self) -> None:
-        """Wrap the app's entry point to count requests (only with a request budget)."""
+    def count_requests(self, router: Router) -> None:
+        """Count the requests ``router`` answers, with a middleware around all of them (only
+        with a request budget; before the router is frozen)."""
         budget = self.spec.max_requests
         if budget is None:
             return
-        app = self.server._prepare().app
-        handle = app.handle
 
-        async def counted(request: object) -> object:
+        async def counted(request: Request, next_: Next) -> Response:
             self.served += 1
             if self.served == budget:
                 self.retire.set()
-            return await handle(request)  # type: ignore[arg-type]
+            return await next_(request)
 
-        app.handle = counted  # type: ignore[assignment, method-assign]
+        router.middleware(counted)
 
     async def run(self, sockets: list[socket.socket]) -> None:
         server = self.server
@@ -121,7 +124,7 @@ def main() -> int:
         listen(sockets)  # only now (see ``sockets``): a broken application is sent nothing
         server = Server(router, (spec.host, spec.port), config)
         worker = _Worker(spec, server)
-        worker.count_requests()
+        worker.count_requests(router)
     except Exception as error:
         reason = f"cannot load {spec.target}: {type(error).__name__}: {error}"
         if isinstance(error, (ConfigurationError, StartupFailure)):

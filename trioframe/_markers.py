@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 import attrs
 
 if TYPE_CHECKING:
-    from .._request import Request
+    from ._request import Request
 
 __all__ = [
     "Body",

@@ -1,0 +1,293 @@
+"""``freeze(router)``: the one step from a ``Router`` being built to an ``App`` that answers.
+
+Freezing builds the route table, every handler's extractor plan and middleware chain, the
+middleware and state of the answers no route gives (404, 405, 308, OPTIONS), and the list of
+lifespans, and runs every startup check (``ConfigurationError``). The ``App`` is immutable
+and holds no reference to the router: changing the router afterwards changes nothing it does.
+``App.handle`` answers one request; ``App.routes`` describes every route.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ._describe import RouteInfo, route_info
+from ._dispatch import Middleware, Next, compose
+from ._errors import ConfigurationError, Error
+from ._extract import HandlerPlan, build_plan
+from ._extract.context import Deferred
+from ._file_source import FileSource
+from ._files.resolve import resolve_file
+from ._lifespan import Lifespan, plan_lifespans
+from ._protocol.websocket import is_websocket_upgrade
+from ._response import Response, to_response
+from ._routing.results import (
+    WEBSOCKET,
+    AutoOptions,
+    BadPath,
+    Endpoint,
+    Found,
+    NoRoute,
+    Owner,
+    Redirect,
+    WrongMethod,
+)
+from ._routing.table import RouteTable
+from ._websocket.accept import WebSocketPolicy, accept, check_upgrade, upgrade_required
+
+if TYPE_CHECKING:
+    from ._request import Request
+    from ._routing.router import Router
+    from ._websocket.connection import WebSocketConnection
+
+__all__ = ["App", "AppPolicy", "PreparedEndpoint", "Unrouted", "freeze"]
+
+
+@attrs.frozen
+class AppPolicy:
+    """The limits the application enforces, handed to it once, at freeze: the body limit of
+    a route that does not stream multipart (413 past it), the JSON size ``Json[T]`` parses
+    (413), and what accepting a WebSocket upgrade needs. ``Server`` takes them from its
+    ``ServerConfig``."""
+
+    max_body_size: int = 10 * 1024 * 1024
+    max_json_size: int = 256 * 1024
+    websocket: WebSocketPolicy = attrs.Factory(WebSocketPolicy)
+
+
+@attrs.frozen
+class PreparedEndpoint:
+    """A route's endpoint, its handler plan, and ``run``: the endpoint wrapped in the
+    middleware of every router that owns it, composed once at freeze. ``states`` are those
+    routers' state values, outermost first (what ``request.state`` searches)."""
+
+    endpoint: Endpoint
+    plan: HandlerPlan
+    run: Next
+    states: tuple[Any, ...] = ()
+
+
+@attrs.frozen
+class Unrouted:
+    """What an answer no endpoint gives (404, 405, 308, OPTIONS) runs through in one nest
+    scope: the middleware of the scope's routers, outermost first, and their state, both
+    taken at freeze."""
+
+    middlewares: tuple[Middleware, ...]
+    states: tuple[Any, ...]
+
+
+def freeze(router: Router, policy: AppPolicy | None = None) -> App:
+    """Freeze ``router`` into an immutable ``App``: the route table, every handler's
+    extractor plan and middleware chain, the lifespans; ``policy`` the limits the app
+    enforces (defaults: ``AppPolicy()``). Raises ``ConfigurationError`` for anything wrong
+    with the routes, handlers or middleware; nothing is checked later but the ``State[T]``
+    that only an unannotated lifespan can provide (``App.check_late_state``). Changing the
+    router afterwards changes nothing the ``App`` does."""
+    return _Freezer(router, policy or AppPolicy()).freeze()
+
+
+@attrs.frozen
+class App:
+    """A frozen router ready to answer requests (made by :func:`freeze`).
+
+    ``routes``: a ``RouteInfo`` per route: a router's own routes in registration order, then
+    those of the routers nested in it, in the order they were nested. ``lifespans``: every lifespan, in the order they are entered; their values
+    are state. ``policy``: the limits it enforces."""
+
+    routes: tuple[RouteInfo, ...]
+    lifespans: tuple[Lifespan, ...]
+    policy: AppPolicy
+    _table: RouteTable[PreparedEndpoint, Unrouted]
+    _root: Unrouted  # the outermost router's scope (a path no nest scope could be matched)
+    _late_states: tuple[Deferred, ...]
+    _has_websockets: bool
+
+    def check_late_state(self) -> None:
+        """Once the lifespans have entered (and before a request is served): find the value of
+        each ``State[T]`` that only a lifespan without a return annotation could provide.
+        ``ConfigurationError`` naming the handler and parameter when none is a ``T``."""
+        for late in self._late_states:
+            late.resolve()
+
+    async def handle(self, request: Request) -> Response:
+        """Answer ``request`` through the middleware chain. Never raises but for
+        cancellation (the handler's state is whatever it left): every failure becomes an
+        error response that the middleware has seen. An accepted WebSocket upgrade is a
+        ``WebSocketAccept`` (101) the server acts on."""
+        if self._has_websockets and _asks_for_websocket(request):
+            found = self._table.match(WEBSOCKET, request.uri.raw_path)
+            if type(found) is Found:
+                request.params = found.params
+                request._route_states = found.target.states
+                return await found.target.run(request)
+        match = self._table.match(request.method, request.uri.raw_path)
+        if type(match) is Found:
+            request.params = match.params
+            request._route_states = match.target.states
+            return await match.target.run(request)
+        if type(match) is NoRoute and match.fallback is not None:
+            request._route_states = match.fallback.states
+            return await match.fallback.run(request)
+        scope = getattr(match, "scope", None) or self._root
+        request._route_states = scope.states
+
+        async def answer(request: Request) -> Response:
+            return _answer_unrouted(match, request)
+
+        # The terminal is bound to this request's routing outcome, so the chain is composed
+        # here: a few closures, and only for requests no endpoint answers.
+        return await compose(scope.middlewares, answer)(request)
+
+
+class _Freezer:
+    """One freeze: the state of the routers and the lifespans, read once."""
+
+    def __init__(self, router: Router, policy: AppPolicy) -> None:
+        self.router = router
+        self.policy = policy
+        self.lifespans = plan_lifespans(router.all_lifespans())
+        self.lifespans_of: dict[int, list[Lifespan]] = {}
+        for lifespan in self.lifespans:
+            self.lifespans_of.setdefault(id(lifespan.owner), []).append(lifespan)
+        self.late_states: list[Deferred] = []
+        self.plans: dict[int, HandlerPlan] = {}  # by id of the endpoint
+
+    def freeze(self) -> App:
+        table = self.router.freeze(self.prepare, self.prepare_scope)
+        routes = [e for e in table.endpoints if e.method is not None]  # not the fallbacks
+        return App(
+            routes=tuple(route_info(e, self.plans[id(e)]) for e in routes),
+            lifespans=self.lifespans,
+            policy=self.policy,
+            table=table,
+            root=self.prepare_scope((self.router,)),
+            late_states=tuple(self.late_states),
+            has_websockets=any(e.is_websocket for e in table.endpoints),
+        )
+
+    def states_of(self, routers: tuple[Owner, ...]) -> tuple[Any, ...]:
+        """The state of a route owned by ``routers`` (outermost first): each router's values,
+        then its lifespans (whose values exist once they are entered)."""
+        return tuple(
+            value
+            for router in routers
+            for value in (*router.states, *self.lifespans_of.get(id(router), ()))
+        )
+
+    def prepare_scope(self, routers: tuple[Owner, ...]) -> Unrouted:
+        return Unrouted(_middlewares(routers), self.states_of(routers))
+
+    def prepare(self, endpoint: Endpoint) -> PreparedEndpoint:
+        states = self.states_of(endpoint.routers)
+        multipart = next(
+            (r.multipart_settings for r in reversed(endpoint.routers) if r.multipart_settings),
+            None,
+        )
+        websocket = endpoint.is_websocket
+        if websocket:
+            _require_wsproto(endpoint.pattern)
+        policy = self.policy
+        plan = build_plan(
+            endpoint.handler,
+            endpoint.param_names,
+            states,
+            multipart,
+            websocket=websocket,
+            max_json_size=policy.max_json_size,
+            late_states=self.late_states,
+        )
+        self.plans[id(endpoint)] = plan
+        middlewares = _middlewares(endpoint.routers)
+
+        async def call(request: Request) -> Response:
+            return await _call(plan, policy, request)
+
+        async def upgrade(request: Request) -> Response:
+            return await _accept_upgrade(plan, endpoint.subprotocols, policy.websocket, request)
+
+        return PreparedEndpoint(
+            endpoint, plan, compose(middlewares, upgrade if websocket else call), states
+        )
+
+
+def _middlewares(routers: tuple[Owner, ...]) -> tuple[Middleware, ...]:
+    middlewares = tuple(mw for router in routers for mw in router.middlewares)
+    for middleware in middlewares:
+        if not callable(middleware):
+            raise ConfigurationError(f"middleware {middleware!r} is not callable")
+    return middlewares
+
+
+async def _call(plan: HandlerPlan, policy: AppPolicy, request: Request) -> Response:
+    multipart = plan.multipart
+    if multipart is not None:
+        request.body_reader.limit_to(multipart.max_total_size, "max_total_size")
+    else:
+        request.body_reader.limit_to(policy.max_body_size, "max_body_size")
+    response = to_response(await plan.call(request))
+    if type(response.body_stream) is FileSource:  # opened now: middleware sees the answer
+        return await resolve_file(response, request)
+    return response
+
+
+async def _accept_upgrade(
+    plan: HandlerPlan,
+    subprotocols: tuple[str, ...],
+    policy: WebSocketPolicy,
+    request: Request,
+) -> Response:
+    """Check the handshake, run the extractors, and answer 101 with the handler bound (it
+    runs once the server has switched protocols)."""
+    handshake = check_upgrade(request, policy.allowed_origins, subprotocols)
+    kwargs = await plan.arguments(request)
+    extensions: list[Any] = []
+    answer: str | None = None
+    if policy.compression:
+        from ._websocket.deflate import negotiate_deflate
+
+        extensions, answer = negotiate_deflate(handshake.extensions, policy.max_message_size)
+    handler, param = plan.handler, plan.websocket_param
+    assert param is not None
+
+    async def run(connection: WebSocketConnection) -> Any:
+        return await handler(**kwargs, **{param: connection})
+
+    return accept(handshake, subprotocols, run, extensions, answer)
+
+
+def _answer_unrouted(match: Any, request: Request) -> Response:
+    if type(match) is NoRoute:
+        raise Error.not_found(f"{request.uri.raw_path}")
+    if type(match) is Redirect:
+        query = request.uri.query
+        location = f"{match.location}?{query}" if query else match.location
+        return Response(308).with_header("location", location)
+    if type(match) is WrongMethod:
+        if match.websocket and request.method == "GET":
+            raise upgrade_required()
+        allow = ", ".join(match.allow)
+        raise Error(405, f"method {request.method} is not allowed", headers={"allow": allow})
+    if type(match) is AutoOptions:
+        return Response(204).with_header("allow", ", ".join(match.allow))
+    if type(match) is BadPath:
+        raise Error.bad_request(match.message)
+    raise AssertionError(f"unknown route match {match!r}")  # pragma: no cover
+
+
+def _asks_for_websocket(request: Request) -> bool:
+    """An HTTP/1.1 upgrade to WebSocket, or an HTTP/2 extended CONNECT for one (RFC 8441)."""
+    if request.method == "GET":
+        return is_websocket_upgrade(b"GET", request.headers.raw)
+    return request.method == "CONNECT" and request.connect_protocol == "websocket"
+
+
+def _require_wsproto(pattern: str) -> None:
+    try:
+        import wsproto  # noqa: F401
+    except ImportError:
+        raise ConfigurationError(
+            f"the WebSocket route {pattern} needs wsproto: pip install 'trioframe[websocket]'"
+        ) from None

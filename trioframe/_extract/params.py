@@ -1,0 +1,85 @@
+"""``ParamInfo``: what the planner learned about one input of a handler, kept so that the
+frozen application can describe its routes without a request (documentation, URL building,
+telemetry)."""
+
+from __future__ import annotations
+
+import typing
+from typing import Annotated, Any
+
+import attrs
+
+__all__ = ["MISSING", "ParamInfo", "describe"]
+
+
+class _Missing:
+    """The default of a parameter that has none."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+#: ``ParamInfo.default`` of a parameter without a default.
+MISSING: Any = _Missing()
+
+#: The marker sources that name a place in the request, as ``ParamInfo.source`` says them.
+_SOURCES = {"json": "body", "form": "body"}
+_MEDIA = {"json": "application/json", "form": "application/x-www-form-urlencoded"}
+
+
+@attrs.frozen
+class ParamInfo:
+    """One input of a handler (or of a ``FromRequest`` dependency it takes).
+
+    * ``source``: where the value comes from: ``path``, ``query``, ``header``, ``cookie``,
+      ``body``, ``state``, ``extension``, ``request`` (the whole request or a part of it that
+      is not one value: ``Request``, ``Headers``, ``Method``, ...), ``dependency`` (a
+      ``FromRequest`` class; its own inputs follow it, with ``dependency`` set) or
+      ``websocket`` (the connection of a WebSocket handler).
+    * ``name``: the Python parameter's name.
+    * ``type``: the type the value has once extracted (``T`` of ``Query[T]``, the class of
+      ``Headers``, ...).
+    * ``required``: the parameter has no default.
+    * ``default``: its default, or :data:`MISSING`.
+    * ``media_type``: for a body, the media type it is read as (``None`` otherwise).
+    * ``dependency``: the ``FromRequest`` class name this input belongs to, ``None`` for the
+      handler's own parameters.
+    """
+
+    source: str
+    name: str
+    type: Any
+    required: bool = True
+    default: Any = MISSING
+    media_type: str | None = None
+    dependency: str | None = None
+
+
+def describe(
+    name: str,
+    annotation: Any,
+    kind: str,
+    default: Any = MISSING,
+    dependency: str | None = None,
+) -> ParamInfo:
+    """The ``ParamInfo`` of a parameter the planner gave a step of ``kind``: a marker's
+    source (``path``, ``json``, ...), or ``request``, ``body``, ``multipart``, ``dependency``,
+    ``websocket``."""
+    value_type = annotation
+    if typing.get_origin(annotation) is Annotated:
+        value_type = typing.get_args(annotation)[0]
+    source = _SOURCES.get(kind, kind)
+    media = _MEDIA.get(kind)
+    if kind == "multipart":
+        source, media = "body", "multipart/form-data"
+    elif kind == "body":
+        media = "application/octet-stream"
+    return ParamInfo(
+        source=source,
+        name=name,
+        type=value_type,
+        required=default is MISSING,
+        default=default,
+        media_type=media,
+        dependency=dependency,
+    )
