@@ -25,12 +25,11 @@ from __future__ import annotations
 import re
 
 from .._errors import reason_phrase
+from .._http.headers import Header
 from .errors import UnsendableResponse
 from .http1_base import comma_values
 
 __all__ = ["ResponseWriter"]
-
-Header = tuple[bytes, bytes]
 
 _TOKEN = re.compile(rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+")
 _FIELD_VALUE = re.compile(rb"(?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?")

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import re
 
+from .._http.headers import Header
 from .errors import ProtocolError
 from .head import check_host, check_target
 from .request_head import RequestHead
 
 __all__ = ["MalformedHead", "read_request_head"]
-
-Header = tuple[bytes, bytes]
 
 #: Field names: lower-case tchar only (section 8.2.1 forbids upper case and 0x00-0x20, 0x7f+).
 _NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9a-z]+")

@@ -31,7 +31,7 @@ import trio
 from .._files.body import CHUNK_SIZE, FileBody, read_span
 from .._files.resolve import resolve_file
 from .._files.response import FileResponse
-from .._http.headers import Headers
+from .._http.headers import Header, Headers
 from .._http.method import KNOWN_METHODS, Method
 from .._http.url import Uri
 from .._protocol.errors import ProtocolError, UnsendableResponse
@@ -51,8 +51,6 @@ if TYPE_CHECKING:
     from .websocket import ServerSession
 
 __all__ = ["Exchange", "ExchangeGone", "answer_cancelled", "serve_exchange"]
-
-Header = tuple[bytes, bytes]
 
 _INTERNAL_ERROR = (500, "Internal Server Error")
 
