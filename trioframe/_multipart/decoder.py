@@ -17,7 +17,6 @@ per malformed body): the client's 400 is the answer, the server's log is not the
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 import attrs
@@ -25,6 +24,7 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser
 
 from .._errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from .._http.grammar import FIELD_CONTROL_BYTES
 from .._http.params import ParameterError, parse_header_parameters
 
 __all__ = ["FormEnd", "MultipartConfig", "MultipartDecoder", "PartData", "PartEnd", "PartStart"]
@@ -32,7 +32,6 @@ __all__ = ["FormEnd", "MultipartConfig", "MultipartDecoder", "PartData", "PartEn
 KiB = 1024
 MiB = 1024 * KiB
 MAX_BOUNDARY = 70  # RFC 2046 section 5.1.1
-_CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # in a header value; HTAB is allowed
 
 
 class _AtDebug(logging.LoggerAdapter[logging.Logger]):
@@ -219,7 +218,7 @@ class MultipartDecoder:
     def _on_header_end(self) -> None:
         name = bytes(self._field).lower()  # python-multipart let only token bytes through
         value = bytes(self._value).strip(b" \t")
-        if _CONTROL.search(value):
+        if FIELD_CONTROL_BYTES.search(value):
             shown = name.decode("latin-1").title()
             raise BadRequest(f"multipart part header {shown} contains a control character")
         self._headers.append((name, value))
