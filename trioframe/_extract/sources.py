@@ -31,6 +31,7 @@ from .._errors import (
     UnsupportedMediaType,
     ValidationError,
 )
+from .._http.media import essence
 from .._http.url import QueryDecoder
 from .._multipart.decoder import MultipartConfig
 from .._multipart.fields import FormReading, read_form_fields
@@ -365,8 +366,7 @@ def _too_deep() -> BadRequest:
 
 
 def _media_type(request: Request) -> str:
-    value = request.headers.get("content-type") or ""
-    return value.partition(";")[0].strip().lower()
+    return essence(request.headers.get("content-type") or "")
 
 
 def _is_json(media: str) -> bool:

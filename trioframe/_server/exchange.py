@@ -32,6 +32,7 @@ from .._files.body import CHUNK_SIZE, FileBody, read_span
 from .._files.resolve import resolve_file
 from .._files.response import FileResponse
 from .._http.headers import Header, Headers
+from .._http.media import essence_bytes
 from .._http.method import KNOWN_METHODS, Method
 from .._http.url import Uri
 from .._protocol.errors import ProtocolError, UnsendableResponse
@@ -336,7 +337,7 @@ async def send_file_body(exchange: Exchange, body: FileBody, state: ServingState
 def _is_event_stream(headers: list[Header]) -> bool:
     for name, value in headers:
         if name == b"content-type":
-            return value.partition(b";")[0].strip().lower() == CT_SSE
+            return essence_bytes(value) == CT_SSE
     return False
 
 
