@@ -270,11 +270,10 @@ def _reject_constant(name: str) -> Any:
 
 def json_depth(document: bytes) -> int:
     """The deepest nesting of arrays and objects in ``document``, which must be valid JSON
-    (brackets inside strings do not count).
-
-    Every step is a C-speed ``bytes`` method or iterator: a few passes over the bytes, plus
-    work per escape, string and bracket, each of which costs ``json.loads`` more than it
-    costs here. On invalid JSON the count means nothing."""
+    (brackets inside strings do not count). On invalid JSON the count means nothing."""
+    # Every step is a C-speed ``bytes`` method or iterator: a few passes over the bytes, plus
+    # work per escape, string and bracket, each of which costs ``json.loads`` more than it
+    # costs here.
     if b"\\" in document:  # drop escaped backslashes, then escaped quotes
         document = document.replace(b"\\\\", b"").replace(b'\\"', b"")
     kept = document.translate(_FOLD_BRACKETS, _NOT_STRUCTURE)
