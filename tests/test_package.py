@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 import subprocess
 import sys
 import types
@@ -137,3 +138,28 @@ def test_the_test_client_without_httpx_names_the_extra() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "pip install 'trioframe[testing]'" in result.stdout, result.stderr
+
+
+def test_the_header_alias_is_defined_once() -> None:
+    defining = [
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if re.search(r"^Header = ", path.read_text(), re.MULTILINE)
+    ]
+    assert defining == ["_http/headers.py"]
+
+
+#: A run of tchar punctuation that any spelling of the token grammar (a regex class, a set of
+#: characters, a message listing them) carries.
+TCHAR_MARK = "^_`|~"
+OWN_TCHAR_SETS = {"_http/grammar.py"}
+
+
+def test_the_token_grammar_is_written_once() -> None:
+    spelling = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if TCHAR_MARK in path.read_text()
+    }
+    assert spelling <= OWN_TCHAR_SETS
+    assert "_http/grammar.py" in spelling

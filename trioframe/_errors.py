@@ -1,10 +1,53 @@
-"""The three error families and the one standard error body.
+"""The exceptions users meet (``Error`` and its subclasses, ``ConfigurationError``), the
+standard error body, and the map of every exception in trioframe.
 
-* :class:`Error` and its subclasses: HTTP answers the application (or the framework on
-  its behalf) chose. They render to the standard JSON error body.
-* :class:`ConfigurationError`: a developer's mistake, raised at registration or startup.
-* Protocol errors (the peer broke HTTP) live in ``trioframe._protocol``; they carry a status
-  hint and are rendered with the same body by the server.
+What each exception means to a user, and where it lives when not here::
+
+    Error                         an HTTP answer: raise it from a handler, an extractor or a
+    |                             middleware; it becomes a 4xx/5xx response with the
+    |                             standard JSON body and its ``headers``
+    +-- BadRequest 400, Unauthorized 401, Forbidden 403, NotFound 404, MethodNotAllowed 405,
+    |   Conflict 409, PayloadTooLarge 413, UnsupportedMediaType 415, ValidationError 422
+    |   (``errors`` lists what failed), TooManyRequests 429 (``Retry-After``)
+    +-- InternalServerError 500   the message goes to the log, the client sees the reason
+
+    ConfigurationError            a developer's mistake (a bad route, an unknown annotation,
+                                  a bad setting), raised at registration or startup, never
+                                  while serving a request
+
+    WebSocketClosed               (``_websocket.connection``) a send on a WebSocket that has
+                                  ended; a handler may let it propagate
+
+    Internal signals: the layer that raises each one is answered by the layer above, and a
+    user sees only the outcome (a status, a closed connection, a log line):
+
+    ProtocolError                 (``_protocol.errors``) the peer broke HTTP; ``status`` is
+    +-- MalformedHead             the answer, then the connection closes; an HTTP/2 head
+                                  (``_protocol.http2_head``) fails its stream only
+    UnsendableResponse            (``_protocol.errors``) the application built a response
+                                  the protocol cannot carry: logged, answered 500 (or the
+                                  exchange ends if its head is already out)
+    ExchangeGone                  (``_server.exchange``) the peer went away under a write;
+                                  nothing more is sent for the exchange
+    ConnectionFailed              (``_protocol.http2``) an HTTP/2 connection ends with GOAWAY;
+    Flood, FrameTooLarge          (``_protocol.http2_frames``) are two of its reasons
+    MessageTooLarge               (``_websocket.assembly``) a WebSocket message over the
+                                  limit: the connection closes with 1009
+    FileChanged (an OSError)      (``_files.body``) a file got shorter while being sent: the
+                                  response is cut short
+    ParameterError (a ValueError) (``_http.params``) a header value's parameters cannot be
+                                  read; the multipart reader answers it with 400
+    ProxyProtocolError (ValueError)  (``_proxy.proxy_protocol``) a bad PROXY header: logged,
+                                  the connection is closed
+    ExtractionValueError, NestedErrors (ValueError)  (``_extract.values``) a value does not
+                                  fit its type: collected into a 422 ``ValidationError``
+    UnsupportedType               (``_extract.check``) an annotation the converters cannot
+                                  produce: reported as a ``ConfigurationError``
+    StartupFailure                (``_cli.errors``) the command cannot start: printed, with
+                                  its exit status
+
+``trioframe.testing`` adds the test client's own: ``WebSocketDisconnected`` (the socket is
+closed) and ``WebSocketRejected`` (the upgrade was answered without a ``101``).
 
 Nothing here does I/O.
 """

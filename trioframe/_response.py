@@ -18,14 +18,10 @@ from ._codec.encode import encode_json
 from ._errors import Error, error_body
 from ._file_source import FileSource
 from ._http.cookies import Cookie
+from ._http.grammar import FIELD_CONTROL, TOKEN
 
 __all__ = ["Response", "ServerSentEvent", "to_response"]
 
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-# RFC 9110 section 5.5: a field value is visible characters, SP, HTAB and obs-text; every other
-# control character (CR, LF and NUL among them) is refused, so no value can split a response
-# or be refused later by the protocol layer.
-_BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 #: Headers the server owns: it decides the framing of every response.
 _SERVER_OWNED = frozenset({"transfer-encoding"})
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # every line break an event-stream parser knows
@@ -54,11 +50,14 @@ def _check_header(name: str, value: str) -> tuple[bytes, bytes]:
 
 
 def _validate_header(name: str, value: str) -> tuple[bytes, bytes]:
-    if not _TOKEN.fullmatch(name):
+    if not TOKEN.fullmatch(name):
         raise ValueError(f"invalid header name {name!r}")
     if name.lower() in _SERVER_OWNED:
         raise ValueError(f"{name} is set by the server (it frames every response)")
-    if _BAD_VALUE.search(value):
+    # A field value is visible characters, SP, HTAB and obs-text: refusing every other control
+    # character (CR, LF and NUL among them) means no value can split a response or be refused
+    # later by the protocol layer.
+    if FIELD_CONTROL.search(value):
         raise ValueError(
             f"header {name!r} value contains a control character (only HTAB is allowed)"
         )

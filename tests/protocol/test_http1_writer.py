@@ -10,13 +10,12 @@ import itertools
 
 import pytest
 
+from trioframe._http.headers import Header
 from trioframe._protocol.errors import ProtocolError, UnsendableResponse
 from trioframe._protocol.http1 import HTTP1Adapter
 from trioframe._protocol.http1_base import BaseHTTP1Adapter, BodyEnd
 from trioframe._protocol.http1_llhttp import LLHTTPAdapter
 from trioframe._protocol.request_head import RequestHead
-
-Header = tuple[bytes, bytes]
 
 REQUESTS = {
     "GET 1.1": b"GET / HTTP/1.1\r\nHost: t\r\n\r\n",

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from trioframe._http.headers import Header
 from trioframe._protocol.http2_head import MalformedHead, read_request_head
 from trioframe._protocol.request_head import RequestHead
-
-Header = tuple[bytes, bytes]
 
 GET = [
     (b":method", b"GET"),

@@ -12,13 +12,12 @@ import trio
 
 from trioframe import Request, Response, Router, ServerConfig, WebSocketConnection
 from trioframe._app import AppPolicy, freeze
+from trioframe._http.headers import Header
 from trioframe._http.tls import TLSInfo
 from trioframe._protocol.errors import UnsendableResponse
 from trioframe._protocol.request_head import RequestHead
 from trioframe._server.exchange import Exchange, answer_cancelled, serve_exchange
 from trioframe._server.state import ServingState
-
-Header = tuple[bytes, bytes]
 
 
 class FakeExchange(Exchange):

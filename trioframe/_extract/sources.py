@@ -34,6 +34,7 @@ from .._errors import (
     UnsupportedMediaType,
     ValidationError,
 )
+from .._http.media import essence
 from .._http.url import QueryDecoder
 from .._markers import Body
 from .._multipart.fields import read_form_fields
@@ -236,11 +237,10 @@ def _reject_constant(name: str) -> Any:
 
 def json_depth(document: bytes) -> int:
     """The deepest nesting of arrays and objects in ``document``, which must be valid JSON
-    (brackets inside strings do not count).
-
-    Every step is a C-speed ``bytes`` method or iterator: a few passes over the bytes, plus
-    work per escape, string and bracket, each of which costs ``json.loads`` more than it
-    costs here. On invalid JSON the count means nothing."""
+    (brackets inside strings do not count). On invalid JSON the count means nothing."""
+    # Every step is a C-speed ``bytes`` method or iterator: a few passes over the bytes, plus
+    # work per escape, string and bracket, each of which costs ``json.loads`` more than it
+    # costs here.
     if b"\\" in document:  # drop escaped backslashes, then escaped quotes
         document = document.replace(b"\\\\", b"").replace(b'\\"', b"")
     kept = document.translate(_FOLD_BRACKETS, _NOT_STRUCTURE)
@@ -332,8 +332,7 @@ def _too_deep() -> BadRequest:
 
 
 def _media_type(request: Request) -> str:
-    value = request.headers.get("content-type") or ""
-    return value.partition(";")[0].strip().lower()
+    return essence(request.headers.get("content-type") or "")
 
 
 def _is_json(media: str) -> bool:

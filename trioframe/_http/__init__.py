@@ -1,1 +1,2 @@
-"""Sans-I/O HTTP values: methods, headers, URIs and query strings. Never imports trio."""
+"""Sans-I/O HTTP values: methods, headers, URIs, query strings, cookies, the field grammar
+and media types. Never imports trio."""

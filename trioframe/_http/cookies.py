@@ -17,9 +17,10 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from email.utils import format_datetime
 
+from .grammar import TCHAR_PUNCTUATION, TOKEN
+
 __all__ = ["Cookie", "CookieJar", "SameSite", "header_text"]
 
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # cookie-octet: visible ASCII except DQUOTE, comma, semicolon and backslash.
 _OCTETS = r"[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*"
 _VALUE = re.compile(rf'{_OCTETS}|"{_OCTETS}"')
@@ -78,10 +79,11 @@ class Cookie:
     )
 
     def __init__(self, name: str, value: str) -> None:
-        if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+        if not isinstance(name, str) or not TOKEN.fullmatch(name):
             raise ValueError(
                 f"invalid cookie name {name!r}: it must be a non-empty token (letters, digits "
-                "and !#$%&'*+-.^_`|~; no whitespace, control characters or ()<>@,;:\\\"/[]?={})"
+                f"and {TCHAR_PUNCTUATION}; no whitespace, control characters or "
+                '()<>@,;:\\"/[]?={})'
             )
         if not isinstance(value, str) or not _VALUE.fullmatch(value):
             raise ValueError(

@@ -1,6 +1,7 @@
-"""``Headers``: the case-insensitive multi-mapping handlers see.
+"""``Header``, the ``(name, value)`` byte pair every layer passes fields as, and ``Headers``,
+the case-insensitive multi-mapping handlers see.
 
-Built over the raw ``(name, value)`` byte pairs the protocol layer produced (names already
+``Headers`` is built over the raw ``(name, value)`` byte pairs the protocol layer produced (names already
 lower-case); values are decoded as ISO-8859-1 on access, as HTTP defines them.
 """
 
@@ -8,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-__all__ = ["Headers", "RawHeaders"]
+__all__ = ["Header", "Headers", "RawHeaders"]
 
-RawHeaders = Sequence[tuple[bytes, bytes]]
+#: One header field as the protocol layer carries it: ``(name, value)`` bytes.
+Header = tuple[bytes, bytes]
+#: The fields of one head, in arrival order.
+RawHeaders = Sequence[Header]
 
 
 class Headers:

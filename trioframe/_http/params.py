@@ -27,6 +27,8 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote_to_bytes
 
+from .grammar import ATTR_CHAR, FIELD_CONTROL, TOKEN
+
 __all__ = ["MAX_PARAMETERS", "ParameterError", "parse_header_parameters"]
 
 
@@ -38,8 +40,7 @@ class ParameterError(ValueError):
 #: Content-Type one or two, so this bounds the work per value well above any real client.
 MAX_PARAMETERS = 32
 
-_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-_MAIN_VALUE = re.compile(rf"{_TOKEN.pattern}(?:/{_TOKEN.pattern})?")
+_MAIN_VALUE = re.compile(rf"{TOKEN.pattern}(?:/{TOKEN.pattern})?")
 _SPACES = re.compile(r"[ \t]*")
 _SEPARATORS = re.compile(r"[ \t;]*")  # OWS and empty parameters, which RFC 9110 allows
 # A quoted-string: any character but DQUOTE, backslash and controls; an escaped DQUOTE or
@@ -47,9 +48,8 @@ _SEPARATORS = re.compile(r"[ \t;]*")  # OWS and empty parameters, which RFC 9110
 # escaped DQUOTE is always an escape (never the closing quote) and a failed match is linear.
 _QUOTED = re.compile(r'"((?:[^"\\\x00-\x08\x0a-\x1f\x7f]|\\["\\]|\\)*+)"')
 # RFC 8187: charset "'" [ language ] "'" *( attr-char / pct-encoded ).
-_EXT_VALUE = re.compile(r"([^']+)'([0-9A-Za-z-]*)'((?:[!#$&+.^_`|~0-9A-Za-z-]|%[0-9A-Fa-f]{2})*)")
+_EXT_VALUE = re.compile(rf"([^']+)'([0-9A-Za-z-]*)'((?:{ATTR_CHAR}|%[0-9A-Fa-f]{{2}})*)")
 _EXT_CHARSETS = {"utf-8": "utf-8", "iso-8859-1": "latin-1"}
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _SHOWN = 40  # characters of a client's text echoed in an error message
 
 
@@ -98,7 +98,7 @@ def parse_header_parameters(header: str) -> tuple[str, dict[str, str]]:
 def _read_parameter(header: str, pos: int, plain: dict[str, str], extended: dict[str, str]) -> int:
     """Read the ``name=value`` at ``pos`` and its ending (OWS, then ``;`` or the end of the
     header) into ``plain`` or ``extended``; the position after it."""
-    name_match = _TOKEN.match(header, pos)
+    name_match = TOKEN.match(header, pos)
     if name_match is None:
         raise ParameterError(f"expected a parameter name at {_shown(header[pos:])}")
     name = name_match.group().lower()
@@ -106,7 +106,7 @@ def _read_parameter(header: str, pos: int, plain: dict[str, str], extended: dict
     if not header.startswith("=", pos):
         raise ParameterError(f"parameter {_shown(name)} has no '=' right after its name")
     quoted = _QUOTED.match(header, pos + 1)
-    token = None if quoted is not None else _TOKEN.match(header, pos + 1)
+    token = None if quoted is not None else TOKEN.match(header, pos + 1)
     if quoted is not None:
         text, pos = _unescape(quoted.group(1)), quoted.end()
     elif token is not None:
@@ -154,6 +154,6 @@ def _decode_extended(name: str, text: str) -> str:
         text = unquote_to_bytes(encoded).decode(codec)
     except UnicodeDecodeError:
         raise ParameterError(f"parameter {_shown(name)} is not valid {charset}") from None
-    if _CONTROL.search(text):  # what a quoted-string cannot carry, an encoded one may not
+    if FIELD_CONTROL.search(text):  # what a quoted-string cannot carry, an encoded one may not
         raise ParameterError(f"parameter {_shown(name)} encodes a control character")
     return text

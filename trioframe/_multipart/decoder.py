@@ -5,9 +5,10 @@ part headers, and applies ``MultipartConfig``. Every limit crossed is a ``Payloa
 (413) naming the limit; a malformed body is a ``BadRequest`` (400).
 
 Part headers are kept as the bytes received. Content-Disposition and Content-Type are read
-as UTF-8 (what browsers send) with ``parse_header_parameters``: a value that is not UTF-8,
-malformed or ambiguous parameters, a repeated one of these headers, and a control character
-in any header value are 400.
+as UTF-8 (what browsers send), with ``parse_header_parameters`` and ``MediaType.parse``: a
+value that is not UTF-8, malformed or ambiguous parameters, a Content-Type that is not
+``type/subtype``, a repeated one of these headers, and a control character in any header
+value are 400.
 
 python-multipart logs a WARNING for each malformed body it refuses; any client can send
 those, so the parser's records go to the ``trioframe.multipart`` logger at DEBUG instead (one
@@ -17,7 +18,6 @@ per malformed body): the client's 400 is the answer, the server's log is not the
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 import attrs
@@ -25,6 +25,8 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser
 
 from .._errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from .._http.grammar import FIELD_CONTROL_BYTES
+from .._http.media import MediaType, essence
 from .._http.params import ParameterError, parse_header_parameters
 
 __all__ = ["FormEnd", "MultipartConfig", "MultipartDecoder", "PartData", "PartEnd", "PartStart"]
@@ -32,7 +34,6 @@ __all__ = ["FormEnd", "MultipartConfig", "MultipartDecoder", "PartData", "PartEn
 KiB = 1024
 MiB = 1024 * KiB
 MAX_BOUNDARY = 70  # RFC 2046 section 5.1.1
-_CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # in a header value; HTAB is allowed
 
 
 class _AtDebug(logging.LoggerAdapter[logging.Logger]):
@@ -102,13 +103,12 @@ def boundary_of(content_types: list[str]) -> bytes:
     if len(content_types) > 1:
         raise BadRequest("more than one Content-Type header")
     value = content_types[0] if content_types else ""
-    if value.partition(";")[0].strip(" \t").lower() != "multipart/form-data":
+    if essence(value) != "multipart/form-data":
         raise UnsupportedMediaType("expected Content-Type multipart/form-data")
     try:
-        _, params = parse_header_parameters(value)
+        boundary = MediaType.parse(value).params.get("boundary")
     except ParameterError as exc:
         raise BadRequest(f"malformed Content-Type: {exc}") from None
-    boundary = params.get("boundary")
     if not boundary:
         raise BadRequest("multipart body without a boundary")
     if len(boundary) > MAX_BOUNDARY:
@@ -117,6 +117,11 @@ def boundary_of(content_types: list[str]) -> bytes:
         return boundary.encode("ascii")
     except UnicodeEncodeError:
         raise BadRequest("multipart boundary is not ASCII") from None
+
+
+def _malformed(label: str, problem: ParameterError) -> BadRequest:
+    """The 400 for a part header ``label`` whose parameters cannot be read."""
+    return BadRequest(f"multipart part header {label}: {problem}")
 
 
 class MultipartDecoder:
@@ -219,7 +224,7 @@ class MultipartDecoder:
     def _on_header_end(self) -> None:
         name = bytes(self._field).lower()  # python-multipart let only token bytes through
         value = bytes(self._value).strip(b" \t")
-        if _CONTROL.search(value):
+        if FIELD_CONTROL_BYTES.search(value):
             shown = name.decode("latin-1").title()
             raise BadRequest(f"multipart part header {shown} contains a control character")
         self._headers.append((name, value))
@@ -240,19 +245,14 @@ class MultipartDecoder:
         except UnicodeDecodeError:
             raise BadRequest(f"multipart part header {shown} is not valid UTF-8") from None
 
-    @staticmethod
-    def _parameters(label: str, value: str) -> tuple[str, dict[str, str]]:
-        """``parse_header_parameters(value)``; 400 naming the header ``label`` if it fails."""
-        try:
-            return parse_header_parameters(value)
-        except ParameterError as exc:
-            raise BadRequest(f"multipart part header {label}: {exc}") from None
-
     def _on_headers_finished(self) -> None:
         disposition = self._header(b"content-disposition")
         if disposition is None:
             raise BadRequest("multipart part without Content-Disposition: form-data")
-        kind, params = self._parameters("Content-Disposition", disposition)
+        try:
+            kind, params = parse_header_parameters(disposition)
+        except ParameterError as exc:
+            raise _malformed("Content-Disposition", exc) from None
         if kind != "form-data":
             raise BadRequest("multipart part without Content-Disposition: form-data")
         field_name = params.get("name")
@@ -262,7 +262,10 @@ class MultipartDecoder:
         content_type = self._header(b"content-type") or None  # empty counts as absent
         charset = None
         if content_type is not None:
-            charset = self._parameters("Content-Type", content_type)[1].get("charset")
+            try:
+                charset = MediaType.parse(content_type).charset
+            except ParameterError as exc:
+                raise _malformed("Content-Type", exc) from None
         if file_name is not None:
             self._part_limit, self._part_limit_name = self.config.max_file_size, "max_file_size"
         else:

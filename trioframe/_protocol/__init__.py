@@ -1,2 +1,3 @@
-"""Sans-I/O protocol adapters (h11 now; h2 and wsproto plug in beside it) and the
-negotiation step that picks one. Nothing here imports trio: bytes in, events out."""
+"""Sans-I/O protocol adapters (HTTP/1.1 over h11 or llhttp, HTTP/2 over h2), the WebSocket
+opening handshake, and the negotiation step that picks a protocol. Nothing here imports trio:
+bytes in, events out."""

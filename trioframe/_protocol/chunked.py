@@ -30,13 +30,14 @@ from __future__ import annotations
 import enum
 import re
 
+from .._http.grammar import OBS_TEXT, QDTEXT, QUOTED_PAIR_TEXT, TCHAR
 from .errors import ProtocolError
 from .head import HeadLimits
 
 __all__ = ["ChunkedFraming"]
 
-_TOKEN = rb"[-!#$%&'*+.^_`|~0-9A-Za-z]++"
-_QUOTED = rb'"(?:[\t \x21\x23-\x5b\x5d-\x7e\x80-\xff]|\\[\t \x21-\x7e\x80-\xff])*+"'
+_TOKEN = f"{TCHAR}++".encode("ascii")
+_QUOTED = rf'"(?:[{QDTEXT}{OBS_TEXT}]|\\[{QUOTED_PAIR_TEXT}{OBS_TEXT}])*+"'.encode("ascii")
 _EXTENSION = rb"%s(?:[ \t]*+=[ \t]*+(?:%s|%s))?" % (_TOKEN, _TOKEN, _QUOTED)
 # No whitespace between the size and the first ";": RFC 9112 allows BWS there, h11 does not,
 # and both HTTP/1.1 paths hold to the stricter rule.

@@ -8,9 +8,9 @@ a body of known size is announced with Content-Length unless the application alr
 
 from __future__ import annotations
 
-__all__ = ["body_allowed", "final_headers"]
+from .._http.headers import Header
 
-Header = tuple[bytes, bytes]
+__all__ = ["body_allowed", "final_headers"]
 
 _NO_BODY_STATUSES = frozenset({204, 304})
 

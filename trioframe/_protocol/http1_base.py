@@ -35,10 +35,11 @@ __all__ = [
 ]
 
 
+# Not frozen, but never changed: a frozen attrs class sets its field through
+# ``object.__setattr__``, which costs more, once per piece.
 @attrs.define
 class BodyChunk:
-    """A piece of the request body. (Not frozen, but never changed: a frozen attrs class
-    sets its field through ``object.__setattr__``, which costs more, once per piece.)"""
+    """A piece of the request body; never changed once made."""
 
     data: bytes
 

@@ -25,14 +25,13 @@ from __future__ import annotations
 import re
 
 from .._errors import reason_phrase
+from .._http.grammar import TOKEN_BYTES
+from .._http.headers import Header
 from .errors import UnsendableResponse
 from .http1_base import comma_values
 
 __all__ = ["ResponseWriter"]
 
-Header = tuple[bytes, bytes]
-
-_TOKEN = re.compile(rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+")
 _FIELD_VALUE = re.compile(rb"(?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?")
 _MAX_LENGTH_DIGITS = 20
 
@@ -56,7 +55,7 @@ def _field_kind(field: Header) -> int:
     kind = _FIELDS.get(field)
     if kind is None:
         name, value = field
-        if _TOKEN.fullmatch(name) is None:
+        if TOKEN_BYTES.fullmatch(name) is None:
             raise UnsendableResponse(f"illegal header name {name!r}")
         if _FIELD_VALUE.fullmatch(value) is None:
             raise UnsendableResponse(f"illegal header value {value!r}")

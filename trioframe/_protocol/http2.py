@@ -38,6 +38,7 @@ from h2.errors import ErrorCodes
 from h2.stream import StreamState
 from hyperframe.frame import GoAwayFrame
 
+from .._http.headers import Header
 from .http2_events import (
     BodyEnded,
     BodyReceived,
@@ -55,7 +56,6 @@ from .http2_machine import ServerMachine, ServerSettings
 
 __all__ = ["LAST_STREAM_ID", "ConnectionFailed", "HTTP2Adapter", "HTTP2Limits"]
 
-Header = tuple[bytes, bytes]
 LAST_STREAM_ID = 2**31 - 1
 _REMOTE_OPEN = frozenset({StreamState.OPEN, StreamState.HALF_CLOSED_LOCAL})
 

@@ -15,18 +15,14 @@ from __future__ import annotations
 
 import re
 
+from .._http.grammar import LOWER_TOKEN_BYTES, TOKEN_BYTES
+from .._http.headers import Header
 from .errors import ProtocolError
 from .head import check_host, check_target
 from .request_head import RequestHead
 
 __all__ = ["MalformedHead", "read_request_head"]
 
-Header = tuple[bytes, bytes]
-
-#: Field names: lower-case tchar only (section 8.2.1 forbids upper case and 0x00-0x20, 0x7f+).
-_NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9a-z]+")
-#: A method is a token (RFC 9110 section 9.1), of either case.
-_METHOD = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 #: Field values: no NUL, CR or LF anywhere, no leading or trailing space or tab (8.2.1).
 _BAD_VALUE = re.compile(rb"[\x00\r\n]|\A[ \t]|[ \t]\Z")
 #: Fields that only make sense on one HTTP/1.1 connection (section 8.2.2).
@@ -69,7 +65,8 @@ def read_request_head(
                 raise MalformedHead(400, "repeated pseudo-header field")
             pseudo[name] = value
             continue
-        if _NAME.fullmatch(name) is None:
+        # Lower-case tokens only: section 8.2.1 forbids upper case and 0x00-0x20, 0x7f+.
+        if LOWER_TOKEN_BYTES.fullmatch(name) is None:
             raise MalformedHead(400, "invalid header field name")
         if _BAD_VALUE.search(value) is not None:
             raise MalformedHead(400, "invalid header field value")
@@ -86,7 +83,7 @@ def read_request_head(
     method, protocol = pseudo.get(b":method"), pseudo.get(b":protocol")
     if method is None:
         raise MalformedHead(400, "request without :method")
-    if _METHOD.fullmatch(method) is None:
+    if TOKEN_BYTES.fullmatch(method) is None:  # a token of either case (RFC 9110 section 9.1)
         raise MalformedHead(400, "invalid :method")
     if protocol is not None and (method != b"CONNECT" or not connect_protocol):
         raise MalformedHead(400, ":protocol outside an extended CONNECT")

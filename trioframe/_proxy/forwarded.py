@@ -20,6 +20,8 @@ from typing import TypeVar
 
 import attrs
 
+from .._http.grammar import QDTEXT, QUOTED_PAIR_TEXT, TCHAR
+
 __all__ = ["Forwarded", "TrustedProxies", "resolve_forwarded"]
 
 _Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -35,11 +37,10 @@ _MODES = ("x-forwarded", "forwarded")
 # One step of the ``Forwarded`` scanner: an optional ``name=value`` pair (the value a token or
 # a quoted-string) and the separator after it. Anchored, with possessive repeats and no
 # overlapping choices, it never backtracks: the scanner stays linear in the header's size.
-_TCHAR = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]"
 _STEP = re.compile(
     rf"""[ \t]*+
-    (?: (?P<name>{_TCHAR}++) =
-        (?: (?P<token>{_TCHAR}++) | "(?P<quoted>(?:[\t \x21\x23-\x5b\x5d-\x7e]|\\[\t \x21-\x7e])*+)" )
+    (?: (?P<name>{TCHAR}++) =
+        (?: (?P<token>{TCHAR}++) | "(?P<quoted>(?:[{QDTEXT}]|\\[{QUOTED_PAIR_TEXT}])*+)" )
     )?
     [ \t]*+ (?P<end>[,;]|\Z)""",
     re.VERBOSE,

@@ -9,12 +9,14 @@ when the router is frozen, so routes added to a sub-router after ``nest`` still 
 from __future__ import annotations
 
 import os
+import string
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Self, TypeVar, overload
 
 import attrs
 
 from .._errors import ConfigurationError
+from .._http.grammar import TCHAR_PUNCTUATION
 from .._http.method import Method
 from .._multipart.decoder import MultipartConfig
 from .pattern import Pattern, parse_pattern, parse_prefix
@@ -38,8 +40,8 @@ MiddlewareFunction = Callable[
     ["Request", Callable[["Request"], Awaitable["Response"]]], Awaitable[Any]
 ]
 
-_TOKEN_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-_SUBPROTOCOL_CHARS = _TOKEN_CHARS | frozenset("abcdefghijklmnopqrstuvwxyz")
+_TOKEN_CHARS = frozenset(TCHAR_PUNCTUATION + string.digits + string.ascii_uppercase)
+_SUBPROTOCOL_CHARS = _TOKEN_CHARS | frozenset(string.ascii_lowercase)
 
 
 @attrs.frozen

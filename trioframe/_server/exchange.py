@@ -31,7 +31,8 @@ import trio
 from .._file_source import FileSource
 from .._files.body import CHUNK_SIZE, FileBody, read_span
 from .._files.resolve import resolve_file
-from .._http.headers import Headers
+from .._http.headers import Header, Headers
+from .._http.media import essence_bytes
 from .._http.method import KNOWN_METHODS, Method
 from .._http.url import Uri
 from .._protocol.errors import ProtocolError, UnsendableResponse
@@ -51,8 +52,6 @@ if TYPE_CHECKING:
     from .websocket import ServerSession
 
 __all__ = ["Exchange", "ExchangeGone", "answer_cancelled", "serve_exchange"]
-
-Header = tuple[bytes, bytes]
 
 _INTERNAL_ERROR = (500, "Internal Server Error")
 
@@ -338,7 +337,7 @@ async def send_file_body(exchange: Exchange, body: FileBody, state: ServingState
 def _is_event_stream(headers: list[Header]) -> bool:
     for name, value in headers:
         if name == b"content-type":
-            return value.partition(b";")[0].strip().lower() == CT_SSE
+            return essence_bytes(value) == CT_SSE
     return False
 
 

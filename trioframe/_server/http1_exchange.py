@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._errors import Error
+from .._http.headers import Header
 from .._protocol.errors import ProtocolError
 from .._protocol.http1_base import NEED_DATA, BodyChunk
 from .body_pace import BodyPace
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
     from .http1 import HTTP1Connection
 
 __all__ = ["HTTP1Exchange"]
-
-Header = tuple[bytes, bytes]
 
 _CLOSE = (b"connection", b"close")
 

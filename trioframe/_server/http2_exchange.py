@@ -20,6 +20,7 @@ import h2.exceptions
 import trio
 
 from .._errors import Error, error_body
+from .._http.headers import Header
 from .body_pace import BodyPace
 from .clock import http_date
 from .exchange import Exchange, ExchangeGone
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
     from .http2 import HTTP2Connection
 
 __all__ = ["HTTP2Exchange"]
-
-Header = tuple[bytes, bytes]
 
 _JSON = (b"content-type", b"application/json")
 

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterable, AsyncIterator
 from typing import TYPE_CHECKING
 
 from .._errors import ConfigurationError
+from .._http.media import essence_bytes
 from .._response import Response
 from ._headers import add_vary, request_header
 
@@ -54,7 +55,7 @@ def accepts_gzip(accept_encoding: bytes) -> bool:
 
 
 def _compressible(content_type: bytes) -> bool:
-    media = content_type.partition(b";")[0].strip().lower()
+    media = essence_bytes(content_type)
     return (
         media.startswith(b"text/")
         or media in _TYPES

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Self
 
 from .._errors import ConfigurationError
+from .._http.grammar import TOKEN
 from .._http.method import Method
 from .._response import Response
 from ._headers import add_vary, request_header, set_header
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Cors", "CorsMiddleware"]
 
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # A serialized tuple origin: lower-case scheme and host, a port only when not the default.
 _ORIGIN = re.compile(r"[a-z][a-z0-9+.\-]*://(\[[0-9a-f:.]+\]|[a-z0-9\-._~%!$&'()*+,;=]+)(:\d+)?")
 _DEFAULT_PORTS = {"http": ":80", "https": ":443", "ws": ":80", "wss": ":443"}
@@ -51,7 +51,7 @@ def _check_origin(origin: object) -> bytes:
 
 
 def _check_token(name: object, what: str) -> str:
-    if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+    if not isinstance(name, str) or not TOKEN.fullmatch(name):
         raise ConfigurationError(f"Cors: invalid {what} {name!r}")
     return name
 
