@@ -8,9 +8,9 @@ from http import HTTPStatus as StatusCode
 
 from ._app import App as App
 from ._app import freeze as freeze
+from ._chain import Middleware as Middleware
+from ._chain import Next as Next
 from ._describe import RouteInfo as RouteInfo
-from ._dispatch import Middleware as Middleware
-from ._dispatch import Next as Next
 from ._errors import BadRequest as BadRequest
 from ._errors import ConfigurationError as ConfigurationError
 from ._errors import Conflict as Conflict

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ._chain import Middleware, Next, compose
 from ._describe import RouteInfo, route_info
-from ._dispatch import Middleware, Next, compose
 from ._errors import ConfigurationError, Error
 from ._extract import HandlerPlan, build_plan
 from ._extract.context import Deferred

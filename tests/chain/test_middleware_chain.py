@@ -18,7 +18,7 @@ from trioframe import (
     Router,
     ServerConfig,
 )
-from trioframe._dispatch import Next
+from trioframe._chain import Next
 from trioframe.testing import TestClient
 
 

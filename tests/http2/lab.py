@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator
 import trio
 
 from trioframe import Request, Response, Router
-from trioframe._dispatch import Next
+from trioframe._chain import Next
 
 
 class Lab:

@@ -32,7 +32,7 @@ from tests.http2.support import (
     well_behaved,
 )
 from trioframe import Request, Response, Router
-from trioframe._dispatch import Next
+from trioframe._chain import Next
 
 LIMITS = [-1, 0, 1]
 

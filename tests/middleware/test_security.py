@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from trioframe import ConfigurationError, Method, Request, Response, Router, Uri
-from trioframe._dispatch import Next
+from trioframe._chain import Next
 from trioframe.middleware import SecurityHeadersMiddleware
 from trioframe.testing import TestClient
 

@@ -10,7 +10,7 @@ import trio.testing
 
 from tests.app.helpers import assert_error_body
 from trioframe import ConfigurationError, Request, Response, Router
-from trioframe._dispatch import Next
+from trioframe._chain import Next
 from trioframe.middleware import TimeoutMiddleware
 from trioframe.testing import TestClient
 

@@ -21,8 +21,8 @@ import sys
 import attrs
 import trio
 
+from .._chain import Next
 from .._cli.errors import StartupFailure
-from .._dispatch import Next
 from .._errors import ConfigurationError
 from .._request import Request
 from .._response import Response

@@ -12,7 +12,7 @@ from ._headers import response_header
 from .request_id import RequestId
 
 if TYPE_CHECKING:
-    from .._dispatch import Next
+    from .._chain import Next
     from .._request import Request
     from .._response import Response
 

@@ -14,7 +14,7 @@ from .._response import Response
 from ._headers import set_header
 
 if TYPE_CHECKING:
-    from .._dispatch import Next
+    from .._chain import Next
     from .._request import Request
 
 __all__ = ["RateLimitMiddleware", "client_host"]

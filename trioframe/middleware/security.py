@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from .._errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from .._dispatch import Next
+    from .._chain import Next
     from .._request import Request
     from .._response import Response
 

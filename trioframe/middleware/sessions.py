@@ -15,7 +15,7 @@ from .._sessions.seal import Sealer
 from .._sessions.session import Session
 
 if TYPE_CHECKING:
-    from .._dispatch import Next
+    from .._chain import Next
     from .._request import Request
 
 __all__ = ["MAX_COOKIE_SIZE", "SessionMiddleware"]

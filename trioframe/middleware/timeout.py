@@ -11,7 +11,7 @@ from .._errors import ConfigurationError
 from .._response import Response
 
 if TYPE_CHECKING:
-    from .._dispatch import Next
+    from .._chain import Next
     from .._request import Request
 
 __all__ = ["TimeoutMiddleware"]
