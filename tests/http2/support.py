@@ -41,7 +41,7 @@ from hyperframe.frame import (
 )
 
 from trioframe import Router, Server, ServerConfig
-from trioframe._server.http2 import HTTP2Connection
+from trioframe._server.http2.connection import HTTP2Connection
 
 Header = tuple[bytes, bytes]
 

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING
 import h2.exceptions
 import trio
 
-from .._errors import Error, error_body
-from .body_pace import BodyPace
-from .clock import http_date
-from .exchange import Exchange, ExchangeGone
+from ..._errors import Error, error_body
+from ..body_pace import BodyPace
+from ..clock import http_date
+from ..exchange import Exchange, ExchangeGone
 
 if TYPE_CHECKING:
-    from .._protocol.request_head import RequestHead
-    from .http2 import HTTP2Connection
+    from ..._protocol.request_head import RequestHead
+    from .connection import HTTP2Connection
 
 __all__ = ["HTTP2Exchange"]
 

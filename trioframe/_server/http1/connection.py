@@ -1,5 +1,5 @@
 """One HTTP/1.1 connection: its own nursery, the request loop, and the connection-level
-deadlines; each request is served as an ``HTTP1Exchange`` (``http1_exchange.py``) through
+deadlines; each request is served as an ``HTTP1Exchange`` (``exchange.py``) through
 ``exchange.serve_exchange``.
 
 One cancel scope carries every deadline of the connection, moved as the phase changes: the
@@ -33,22 +33,22 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from .._errors import error_body
-from .._protocol.errors import ProtocolError
-from .._protocol.http1 import render_simple_response
-from .._protocol.http1_base import CLOSED, NEED_DATA, BodyChunk
-from .._protocol.request_head import RequestHead
-from .body_pace import BodyPace
-from .clock import http_date
-from .exchange import answer_cancelled, serve_exchange
-from .http1_exchange import HTTP1Exchange
+from ..._errors import error_body
+from ..._protocol.errors import ProtocolError
+from ..._protocol.http1 import render_simple_response
+from ..._protocol.http1_base import CLOSED, NEED_DATA, BodyChunk
+from ..._protocol.request_head import RequestHead
+from ..body_pace import BodyPace
+from ..clock import http_date
+from ..exchange import answer_cancelled, serve_exchange
+from ..slots import Evictable, Rank, unread_input
+from ..transport import Transport
+from .exchange import HTTP1Exchange
 from .reader import StreamReader, linger_close
-from .slots import Evictable, Rank, unread_input
-from .transport import Transport
 
 if TYPE_CHECKING:
-    from .._http.tls import TLSInfo
-    from .state import ServingState
+    from ..._http.tls import TLSInfo
+    from ..state import ServingState
 
 __all__ = ["HTTP1Connection"]
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import trio
 
-from .._protocol.http1_base import BaseHTTP1Adapter
-from .transport import RECEIVE_SIZE, Transport
+from ..._protocol.http1_base import BaseHTTP1Adapter
+from ..transport import RECEIVE_SIZE, Transport
 
 __all__ = ["HIGH_WATER", "RECEIVE_SIZE", "StreamReader", "linger_close"]
 

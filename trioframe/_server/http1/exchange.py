@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from .._errors import Error
-from .._protocol.errors import ProtocolError
-from .._protocol.http1_base import NEED_DATA, BodyChunk
-from .body_pace import BodyPace
-from .exchange import Exchange, ExchangeGone
+from ..._errors import Error
+from ..._protocol.errors import ProtocolError
+from ..._protocol.http1_base import NEED_DATA, BodyChunk
+from ..body_pace import BodyPace
+from ..exchange import Exchange, ExchangeGone
 
 if TYPE_CHECKING:
-    from .._protocol.request_head import RequestHead
-    from .http1 import HTTP1Connection
+    from ..._protocol.request_head import RequestHead
+    from .connection import HTTP1Connection
 
 __all__ = ["HTTP1Exchange"]
 

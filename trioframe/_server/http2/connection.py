@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 import trio
 from h2.errors import ErrorCodes
 
-from .._protocol.http2 import LAST_STREAM_ID, ConnectionFailed, HTTP2Adapter, HTTP2Limits
-from .._protocol.http2_events import (
+from ..._protocol.http2 import LAST_STREAM_ID, ConnectionFailed, HTTP2Adapter, HTTP2Limits
+from ..._protocol.http2_events import (
     BodyEnded,
     BodyReceived,
     PeerClosed,
@@ -45,16 +45,16 @@ from .._protocol.http2_events import (
     StreamReset,
     WindowOpened,
 )
-from .._protocol.request_head import RequestHead
-from .address import format_peer
-from .exchange import answer_cancelled, serve_exchange
-from .http2_exchange import HTTP2Exchange
-from .slots import Evictable, Rank, unread_input
+from ..._protocol.request_head import RequestHead
+from ..address import format_peer
+from ..exchange import answer_cancelled, serve_exchange
+from ..slots import Evictable, Rank, unread_input
+from .exchange import HTTP2Exchange
 
 if TYPE_CHECKING:
-    from .._http.tls import TLSInfo
-    from .config import ServerConfig
-    from .state import ServingState
+    from ..._http.tls import TLSInfo
+    from ..config import ServerConfig
+    from ..state import ServingState
 
 __all__ = ["HTTP2Connection", "limits_from"]
 
