@@ -304,8 +304,7 @@ class HTTP2Connection:
             return
         if refusal is not None:
             self.adapter.meter.charge()
-        exchange = HTTP2Exchange(self, stream_id, head, ended)
-        exchange.refused = refusal is not None
+        exchange = HTTP2Exchange(self, stream_id, head, ended, refused=refusal is not None)
         self.exchanges[stream_id] = exchange
         self.active += 1
         assert self._nursery is not None
@@ -436,7 +435,7 @@ class HTTP2Connection:
         After an error GOAWAY nothing more is written for them."""
         if self.active and self.adapter.closed:
             for exchange in self.exchanges.values():
-                exchange.gone = True
+                exchange.cut_off()
         for exchange in list(self.exchanges.values()):
             exchange.scope.cancel()
         while self.active:
