@@ -114,7 +114,7 @@ def test_the_layer_check_follows_relative_imports() -> None:
 def test_only_the_server_package_touches_sockets() -> None:
     # (and the worker supervisor, which binds the sockets its workers inherit)
     for name, path in MODULES.items():
-        if "_server" in path.parts or "_workers" in path.parts:
+        if "_server" in path.parts or name.startswith("trioframe._process.workers"):
             continue
         used = {module.split(".")[0] for module in _imports(name)}
         assert not used & {"socket", "ssl", "selectors"}, f"{path} imports {used}"
@@ -163,3 +163,151 @@ def test_the_token_grammar_is_written_once() -> None:
     }
     assert spelling <= OWN_TCHAR_SETS
     assert "_http/grammar.py" in spelling
+
+
+# -- the import graph: no module cycle, rooms in rings --------------------------------------------
+
+#: The rings, lowest first: a room (a first-level module or package of trioframe) imports only
+#: rooms of its own ring or of lower ones. The public namespace and ``python -m trioframe``
+#: sit on top; nothing imports them.
+RINGS: dict[str, frozenset[str]] = {
+    "ground": frozenset({"_errors", "_http", "_codec", "_version"}),
+    "protocols": frozenset({"_protocol", "_proxy"}),
+    "app": frozenset(
+        {
+            "_routing",
+            "_extract",
+            "_request",
+            "_response",
+            "_files",
+            "_multipart",
+            "_websocket",
+            "_sessions",
+            "_lifespan",
+            "_shutdown",
+            "middleware",
+            "_markers",
+            "_file_source",
+            "_chain",
+            "_describe",
+            "_app",
+        }
+    ),
+    "server": frozenset({"_server", "testing"}),
+    "processes": frozenset({"_process"}),
+    "facade": frozenset({"trioframe", "__main__"}),
+}
+RING_ORDER = {room: rank for rank, rooms in enumerate(RINGS.values()) for room in rooms}
+
+
+def _room(module: str) -> str:
+    """``trioframe._server.http1.connection`` → ``_server``; the root package is its own."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _module_imports(name: str) -> set[str]:
+    """The trioframe modules ``name`` imports, type-only and function-level imports included:
+    for ``from package import name``, the submodule when there is one, else the package."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                submodule = f"{module}.{alias.name}"
+                found.add(submodule if submodule in MODULES else module)
+    return {module for module in found if module in MODULES and module != name}
+
+
+IMPORTS = {name: _module_imports(name) for name in MODULES}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of ``graph`` with more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_the_cycle_check_sees_type_only_and_function_level_imports() -> None:
+    # The HTTP/1.1 exchange names its reader only under TYPE_CHECKING; the neutral exchange
+    # imports the WebSocket session inside a function: both count.
+    assert "trioframe._server.http1.reader" in IMPORTS["trioframe._server.http1.exchange"]
+    assert "trioframe._server.websocket" in IMPORTS["trioframe._server.exchange"]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_cycle_between_modules() -> None:
+    cycles = _cycles(IMPORTS)
+    assert not cycles, "module import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def _room_imports() -> dict[str, set[str]]:
+    rooms: dict[str, set[str]] = {}
+    for name, imported in IMPORTS.items():
+        rooms.setdefault(_room(name), set()).update(
+            room for room in map(_room, imported) if room != _room(name)
+        )
+    return rooms
+
+
+def test_every_room_has_a_ring() -> None:
+    rooms = set(map(_room, MODULES))
+    assert not rooms - RING_ORDER.keys(), (
+        f"rooms without a ring in RINGS: {rooms - RING_ORDER.keys()}"
+    )
+
+
+def test_rooms_import_only_their_own_ring_or_lower_ones() -> None:
+    upward = [
+        f"{name} ({_ring_of(_room(name))}) imports {module} ({_ring_of(_room(module))})"
+        for name, imported in sorted(IMPORTS.items())
+        for module in sorted(imported)
+        if RING_ORDER.get(_room(module), -1) > RING_ORDER.get(_room(name), len(RINGS))
+    ]
+    assert not upward, "imports up the rings:\n" + "\n".join(upward)
+
+
+def _ring_of(room: str) -> str:
+    return next((ring for ring, rooms in RINGS.items() if room in rooms), "no ring")
+
+
+def test_the_rooms_form_a_dag() -> None:
+    cycles = _cycles(_room_imports())
+    assert not cycles, "room import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)

@@ -6,6 +6,7 @@ public module.
 
 from http import HTTPStatus as StatusCode
 
+from . import _process as _process  # Server.run()'s process entry registers itself
 from ._app import App as App
 from ._app import freeze as freeze
 from ._chain import Middleware as Middleware
@@ -54,6 +55,7 @@ from ._server.config import ServerConfig as ServerConfig
 from ._server.serve import Server as Server
 from ._sessions.session import Session as Session
 from ._shutdown import Shutdown as Shutdown
+from ._version import __version__ as __version__
 from ._websocket import Message as Message
 from ._websocket import WebSocketClosed as WebSocketClosed
 from ._websocket import WebSocketConnection as WebSocketConnection
@@ -67,8 +69,6 @@ from .middleware import RequestIdMiddleware as RequestIdMiddleware
 from .middleware import SecurityHeadersMiddleware as SecurityHeadersMiddleware
 from .middleware import SessionMiddleware as SessionMiddleware
 from .middleware import TimeoutMiddleware as TimeoutMiddleware
-
-__version__ = "0.2.4"
 
 __all__ = [
     "App",

@@ -1,8 +1,9 @@
-"""``python -m trioframe`` and the ``trioframe`` script: see ``trioframe._cli`` and docs/cli.md."""
+"""``python -m trioframe`` and the ``trioframe`` script: see ``trioframe._process.cli`` and
+docs/cli.md."""
 
 from __future__ import annotations
 
-from ._cli import main
+from ._process.cli import main
 
 __all__ = ["main"]
 

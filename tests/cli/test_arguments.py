@@ -10,9 +10,9 @@ import re
 import pytest
 
 from trioframe import ServerConfig
-from trioframe._cli.args import child_arguments, parse_arguments
-from trioframe._cli.config import build_config, resolve_port
-from trioframe._cli.errors import StartupFailure
+from trioframe._process.cli.args import child_arguments, parse_arguments
+from trioframe._process.cli.config import build_config, resolve_port
+from trioframe._process.errors import StartupFailure
 
 from ._cli import run_cli
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import trioframe._cli.entry as cli_main
-from trioframe._cli.errors import StartupFailure
-from trioframe._cli.load import load_router
+import trioframe._process.cli.entry as cli_main
+from trioframe._process.errors import StartupFailure
+from trioframe._process.load import load_router
 
 from ._cli import ROOT, assert_one_line, run_cli, write_module
 

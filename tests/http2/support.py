@@ -42,7 +42,7 @@ from hyperframe.frame import (
 
 from trioframe import Router, Server, ServerConfig
 from trioframe._http.headers import Header
-from trioframe._server.http2 import HTTP2Connection
+from trioframe._server.http2.connection import HTTP2Connection
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS = 0, 1, 2, 3, 4

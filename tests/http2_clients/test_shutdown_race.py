@@ -9,7 +9,7 @@ import trio
 import trio.testing
 
 from trioframe import Response, Router, Server
-from trioframe._server.http2 import HTTP2Connection
+from trioframe._server.http2.connection import HTTP2Connection
 
 from ._support import h2_config
 

@@ -12,7 +12,7 @@ import trio.lowlevel
 import trio.testing
 
 from trioframe import Request, Response, Router, ServerConfig
-from trioframe._server.reader import StreamReader
+from trioframe._server.http1.reader import StreamReader
 
 from ._support import RawConnection, assert_error_body, fetch, serving, simple_get
 

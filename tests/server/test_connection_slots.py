@@ -20,7 +20,7 @@ from tests.http2.support import NO_ERROR, connect, h2_config
 from tests.rawhttp import RawConnection, status_of
 from tests.rawhttp import connect as connect_raw
 from trioframe import Response, Router, Server, ServerConfig
-from trioframe._server.http1 import HTTP1Connection
+from trioframe._server.http1.connection import HTTP1Connection
 from trioframe._server.slots import Evictable, Eviction, Rank, evict_one
 from trioframe._server.state import ServingState
 

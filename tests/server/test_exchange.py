@@ -16,7 +16,13 @@ from trioframe._http.headers import Header
 from trioframe._http.tls import TLSInfo
 from trioframe._protocol.errors import UnsendableResponse
 from trioframe._protocol.request_head import RequestHead
-from trioframe._server.exchange import Exchange, answer_cancelled, serve_exchange
+from trioframe._server.exchange import (
+    Exchange,
+    ExchangeGone,
+    Outcome,
+    answer_cancelled,
+    serve_exchange,
+)
 from trioframe._server.state import ServingState
 
 
@@ -42,9 +48,10 @@ class FakeExchange(Exchange):
     async def receive_body(self) -> bytes:
         return self._body.pop(0) if self._body else b""
 
-    async def send_response(self, status: int, headers: list[Header], body: bytes) -> None:
+    async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
         self._record("response", status, dict(headers), body)  # refuses before writing
         self.response_started = True
+        return Outcome.KEEP_ALIVE
 
     async def send_head(self, status: int, headers: list[Header]) -> None:
         self._record("head", status, dict(headers))
@@ -53,11 +60,13 @@ class FakeExchange(Exchange):
     async def send_data(self, data: bytes) -> None:
         self._record("data", data)
 
-    async def send_end(self) -> None:
+    async def send_end(self) -> Outcome:
         self._record("end")
+        return Outcome.KEEP_ALIVE
 
-    async def send_error(self, status: int, message: str) -> None:
+    async def send_error(self, status: int, message: str) -> Outcome:
         self._record("error", status, message)
+        return Outcome.LINGER
 
     async def upgrade(self, headers: list[Header]) -> trio.abc.Stream:
         raise AssertionError("not used here")
@@ -68,8 +77,9 @@ class FakeExchange(Exchange):
     def refuse_body(self) -> None:
         self._record("refuse_body")
 
-    def abort(self) -> None:
+    def abort(self) -> Outcome:
         self._record("abort")
+        return Outcome.CLOSE
 
 
 def state_for(router: Router, **settings: Any) -> ServingState:
@@ -252,3 +262,48 @@ async def test_answer_cancelled_answers_or_ends(
     exchange.answer = answer
     await answer_cancelled(exchange)
     assert exchange.calls == [expected]
+
+
+class GoneExchange(FakeExchange):
+    """The peer goes away under the first write of the response."""
+
+    async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
+        self._record("response", status, dict(headers), body)
+        raise ExchangeGone
+
+
+@pytest.mark.parametrize(
+    ("exchange", "outcome"),
+    [
+        (FakeExchange(b"GET", b"/"), Outcome.KEEP_ALIVE),  # what send_response said
+        (FakeExchange(b"GET", b"/stream"), Outcome.KEEP_ALIVE),  # what send_end said
+        (FakeExchange(b"GET", b"/missing-body", [b"x"]), Outcome.KEEP_ALIVE),  # a 404
+        (GoneExchange(b"GET", b"/"), Outcome.PEER_GONE),
+    ],
+)
+async def test_serve_exchange_returns_how_the_exchange_ended(
+    exchange: FakeExchange, outcome: Outcome
+) -> None:
+    assert await serve_exchange(exchange, state_for(ROUTER)) is outcome
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "outcome"), [("response", Outcome.LINGER), ("data", Outcome.CLOSE)]
+)
+async def test_a_failed_exchange_ends_as_its_answer_or_abort_says(
+    fail_on: str, outcome: Outcome
+) -> None:
+    exchange = FakeExchange(b"GET", b"/" if fail_on == "response" else b"/stream")
+    exchange.fail_on = fail_on
+    assert await serve_exchange(exchange, state_for(ROUTER)) is outcome
+
+
+@pytest.mark.parametrize(
+    ("answer", "outcome"), [((408, "slow"), Outcome.LINGER), (None, Outcome.CLOSE)]
+)
+async def test_answer_cancelled_returns_how_the_exchange_ended(
+    answer: tuple[int, str] | None, outcome: Outcome
+) -> None:
+    exchange = FakeExchange(b"GET", b"/")
+    exchange.answer = answer
+    assert await answer_cancelled(exchange) is outcome

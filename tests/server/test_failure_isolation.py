@@ -19,9 +19,9 @@ import trio
 from trioframe import Json, Response, Router, WebSocketConnection
 from trioframe._app import App
 from trioframe._server import exchange as exchange_module
-from trioframe._server import http1 as http1_module
 from trioframe._server import state as state_module
-from trioframe._server.reader import StreamReader
+from trioframe._server.http1 import connection as http1_module
+from trioframe._server.http1.reader import StreamReader
 from trioframe._server.transport import Transport
 from trioframe._server.websocket import ServerSession
 

@@ -18,7 +18,7 @@ import trio
 import trio.testing
 
 from trioframe import Response, Router, Server, ServerConfig
-from trioframe._server.http1 import FIRST_REQUEST_GRACE
+from trioframe._server.http1.connection import FIRST_REQUEST_GRACE
 
 from ..rawhttp import status_of
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from trioframe import ServerConfig
-from trioframe._workers.spec import WorkerSpec
-from trioframe._workers.supervisor import Supervisor
+from trioframe._process.workers.spec import WorkerSpec
+from trioframe._process.workers.supervisor import Supervisor
 
 
 class FakeProcess:

@@ -10,8 +10,8 @@ bytes (a wait ends at the earlier one, and its exchange is answered 408):
   one that keeps up the rate (after a first ``body_timeout`` of grace) never is.
 
 Only the time the server waits for the client counts: a handler that works between two reads
-costs the client nothing. HTTP/1.1 (``http1.py``, also for draining a body the handler left)
-and HTTP/2 (``http2_exchange.py``) pace their bodies with it alike.
+costs the client nothing. HTTP/1.1 (``http1/``, also for draining a body the handler left)
+and HTTP/2 (``http2/exchange.py``) pace their bodies with it alike.
 """
 
 from __future__ import annotations

@@ -1,13 +1,15 @@
 """One request/response exchange, whatever protocol carries it, and ``serve_exchange``: the one
 function that serves it.
 
-A served connection (``http1.HTTP1Connection`` today, HTTP/2's streams next) parses a request
-head and hands the app side an ``Exchange``: the head, a cancel scope of its own, and the means
-to read the body and write the response. ``serve_exchange`` does the rest, identically for every
-protocol: it builds the ``Request`` (whose ``BodyReader`` enforces the body limit: the one place
-a 413 for a body that is too large comes from), runs ``App.handle``, finalises the response
-purely (``_protocol/finalize.py``: Date, Content-Length, no body for HEAD/1xx/204/304) and
-writes it, or switches protocols for an accepted WebSocket upgrade.
+A served connection (``http1/``, ``http2/``) parses a request head and hands the app side an
+``Exchange``: the head, a cancel scope of its own, and the means to read the body and write the
+response. ``serve_exchange`` does the rest, identically for every protocol: it builds the
+``Request`` (whose ``BodyReader`` enforces the body limit: the one place a 413 for a body that
+is too large comes from), runs ``App.handle``, finalises the response purely
+(``_protocol/finalize.py``: Date, Content-Length, no body for HEAD/1xx/204/304) and writes it,
+or switches protocols for an accepted WebSocket upgrade. It returns how the exchange ended (an
+``Outcome``): the exchange never changes its connection's state, the connection decides from
+the outcome what follows.
 
 The exchange's scope is where the protocol's per-exchange deadlines (body, send) and
 disconnects (end of stream on HTTP/1.1, a reset stream on HTTP/2) land: cancelling it cancels
@@ -22,6 +24,7 @@ exchange machinery together); on HTTP/2 each stream has one.
 from __future__ import annotations
 
 import abc
+import enum
 import math
 from contextlib import aclosing
 from typing import TYPE_CHECKING
@@ -51,9 +54,20 @@ if TYPE_CHECKING:
     from .state import ServingState
     from .websocket import ServerSession
 
-__all__ = ["Exchange", "ExchangeGone", "answer_cancelled", "serve_exchange"]
+__all__ = ["Exchange", "ExchangeGone", "Outcome", "answer_cancelled", "serve_exchange"]
 
 _INTERNAL_ERROR = (500, "Internal Server Error")
+
+
+class Outcome(enum.Enum):
+    """How an exchange ended (``serve_exchange``, ``answer_cancelled``, and the ``Exchange``
+    methods that end one return it); its connection decides what follows. An HTTP/2 stream
+    ends with its exchange whatever the outcome."""
+
+    KEEP_ALIVE = "the response went out whole: the connection may serve another request"
+    CLOSE = "the connection closes after it (Connection: close, or the exchange was cut short)"
+    LINGER = "as CLOSE, after reading for a moment what the client still sends (see linger)"
+    PEER_GONE = "the peer went away under a write: nothing more can be sent to it"
 
 
 class ExchangeGone(Exception):
@@ -98,10 +112,10 @@ class Exchange(abc.ABC):
         return None
 
     @abc.abstractmethod
-    async def send_response(self, status: int, headers: list[Header], body: bytes) -> None:
-        """Write a whole response: head, ``body`` and its end. Raises ``UnsendableResponse``
-        (nothing written) when the protocol cannot carry it, ``ExchangeGone`` when the peer
-        went away."""
+    async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
+        """Write a whole response: head, ``body`` and its end; the exchange's outcome. Raises
+        ``UnsendableResponse`` (nothing written) when the protocol cannot carry it,
+        ``ExchangeGone`` when the peer went away."""
 
     @abc.abstractmethod
     async def send_head(self, status: int, headers: list[Header]) -> None:
@@ -126,15 +140,15 @@ class Exchange(abc.ABC):
             offset += size
 
     @abc.abstractmethod
-    async def send_end(self) -> None:
-        """End the response body. Raises ``UnsendableResponse`` short of a declared length
-        and ``ExchangeGone``."""
+    async def send_end(self) -> Outcome:
+        """End the response body; the exchange's outcome. Raises ``UnsendableResponse`` short
+        of a declared length and ``ExchangeGone``."""
 
     @abc.abstractmethod
-    async def send_error(self, status: int, message: str) -> None:
+    async def send_error(self, status: int, message: str) -> Outcome:
         """Answer with the standard error body instead of a response the app made (nothing
-        of the response has been written), then end the exchange; bounded by the send
-        timeout, never raises for a peer that is gone."""
+        of the response has been written), then end the exchange; its outcome. Bounded by
+        the send timeout, never raises for a peer that is gone."""
 
     @abc.abstractmethod
     async def upgrade(self, headers: list[Header]) -> trio.abc.Stream:
@@ -160,15 +174,15 @@ class Exchange(abc.ABC):
         The response (a 413) still goes out (HTTP/1.1: with ``Connection: close``)."""
 
     @abc.abstractmethod
-    def abort(self) -> None:
-        """End the exchange without completing its response (HTTP/1.1: the connection
-        closes after it)."""
+    def abort(self) -> Outcome:
+        """End the exchange without completing its response; its outcome (HTTP/1.1: the
+        connection closes after it)."""
 
 
-async def serve_exchange(exchange: Exchange, state: ServingState) -> None:
-    """Serve ``exchange`` through the app; run it inside ``exchange.scope``. Raises nothing
-    but the cancellation of that scope (then call ``answer_cancelled``): whatever else goes
-    wrong is answered (500) or ends the exchange, logged when it is a bug."""
+async def serve_exchange(exchange: Exchange, state: ServingState) -> Outcome:
+    """Serve ``exchange`` through the app, inside ``exchange.scope``; how it ended. Raises
+    nothing but the cancellation of that scope (then call ``answer_cancelled``): whatever
+    else goes wrong is answered (500) or ends the exchange, logged when it is a bug."""
     head = exchange.head
     try:
         # Its __init__ called directly (a class called with keywords first builds a dict of
@@ -204,14 +218,12 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> None:
             state.proxies.apply(request, exchange.peer)
     except Exception:  # the head was checked before: a bug, this exchange's only
         state.log.exception("cannot build the request for %r", head.target)
-        await exchange.send_error(*_INTERNAL_ERROR)
-        return
+        return await exchange.send_error(*_INTERNAL_ERROR)
     try:
         response = await state.app.handle(request)
     except Exception:  # App.handle answers every failure: this is a bug, not the client's
         state.log.exception("the app failed to answer %s %s", request.method, request.uri)
-        await exchange.send_error(*_INTERNAL_ERROR)
-        return
+        return await exchange.send_error(*_INTERNAL_ERROR)
     if request.body_reader.exceeded:
         exchange.refuse_body()
     try:
@@ -222,11 +234,10 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> None:
             status = response.status
             headers = final_headers(response.headers, status, len(response.body), http_date())
             body = response.body if body_allowed(exchange.head.method, status) else b""
-            await exchange.send_response(status, headers, body)
-        else:
-            await _respond(exchange, response, request, state)
+            return await exchange.send_response(status, headers, body)
+        return await _respond(exchange, response, request, state)
     except ExchangeGone:
-        return
+        return Outcome.PEER_GONE
     except Exception:  # the protocol layer refused the response (or a bug writing it)
         started = exchange.response_started
         state.log.exception(
@@ -237,34 +248,31 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> None:
             "ending the exchange" if started else "answering 500 instead",
         )
         if started:
-            exchange.abort()
-        else:
-            await exchange.send_error(*_INTERNAL_ERROR)
+            return exchange.abort()
+        return await exchange.send_error(*_INTERNAL_ERROR)
 
 
-async def answer_cancelled(exchange: Exchange) -> None:
+async def answer_cancelled(exchange: Exchange) -> Outcome:
     """After ``exchange.scope`` was cancelled under ``serve_exchange``: answer the error the
-    exchange still can (408, 503), or end it. Run it outside the cancelled scope."""
+    exchange still can (408, 503), or end it; how it ended. Run it outside the cancelled
+    scope."""
     answer = exchange.cancel_answer()
     if answer is None:
-        exchange.abort()
-    else:
-        await exchange.send_error(*answer)
+        return exchange.abort()
+    return await exchange.send_error(*answer)
 
 
 async def _respond(
     exchange: Exchange, response: Response, request: Request, state: ServingState
-) -> None:
-    """Finalise a streamed ``response`` and write it, or switch to WebSocket. A file
-    response a middleware made (the app resolves the handlers' own) is resolved here."""
+) -> Outcome:
+    """Finalise a streamed ``response`` and write it, or switch to WebSocket; the outcome. A
+    file response a middleware made (the app resolves the handlers' own) is resolved here."""
     if type(response) is WebSocketAccept and response.status == 101:
-        await _switch_to_websocket(exchange, response, state)
-        return
+        return await _switch_to_websocket(exchange, response, state)
     if type(response.body_stream) is FileSource:
         response = await resolve_file(response, request)
         if response.body_stream is None:  # 304, 412, 416, 404: a bytes body
-            await _send_whole(exchange, response)
-            return
+            return await _send_whole(exchange, response)
     stream = response.body_stream
     assert stream is not None  # serve_exchange writes bytes bodies itself
     status = response.status
@@ -273,33 +281,35 @@ async def _respond(
     events = _is_event_stream(headers)
     async with aclosing(stream):  # type: ignore[type-var]
         await exchange.send_head(status, headers)
-        if type(stream) is FileBody:
-            if send_body and not await send_file_body(exchange, stream, state):
-                return
-        elif send_body and not await _send_stream(exchange, stream, state, events=events):
-            return
+        if send_body:
+            if type(stream) is FileBody:
+                failed = await send_file_body(exchange, stream, state)
+            else:
+                failed = await _send_stream(exchange, stream, state, events=events)
+            if failed is not None:
+                return failed
         try:
-            await exchange.send_end()
+            return await exchange.send_end()
         except UnsendableResponse:  # fewer bytes than the handler's Content-Length
             state.log.exception("streamed response body ended early; ending the exchange")
-            exchange.abort()
+            return exchange.abort()
 
 
-async def _send_whole(exchange: Exchange, response: Response) -> None:
+async def _send_whole(exchange: Exchange, response: Response) -> Outcome:
     """Finalise a response with a ``bytes`` body and write it whole (``serve_exchange`` does
     the same inline for the common case)."""
     status = response.status
     headers = final_headers(response.headers, status, len(response.body), http_date())
     body = response.body if body_allowed(exchange.head.method, status) else b""
-    await exchange.send_response(status, headers, body)
+    return await exchange.send_response(status, headers, body)
 
 
 async def _send_stream(
     exchange: Exchange, stream: AsyncIterable[bytes], state: ServingState, *, events: bool
-) -> bool:
+) -> Outcome | None:
     """Send the chunks of a streamed body (``events``: an event stream, which also ends at
-    shutdown); False when it failed (logged; the exchange is aborted, since the head is out
-    and no error status can be sent any more)."""
+    shutdown); ``None`` once sent, the outcome of aborting the exchange when it failed
+    (logged; the head is out, no error status can be sent any more)."""
     try:
         if events:
             await _send_events(exchange, stream, state)
@@ -311,14 +321,14 @@ async def _send_stream(
         raise
     except Exception:
         state.log.exception("streaming response body failed")
-        exchange.abort()
-        return False
-    return True
+        return exchange.abort()
+    return None
 
 
-async def send_file_body(exchange: Exchange, body: FileBody, state: ServingState) -> bool:
+async def send_file_body(exchange: Exchange, body: FileBody, state: ServingState) -> Outcome | None:
     """Send a file response's body, piece by piece (spans with ``exchange.send_file``);
-    False when it failed (logged; the exchange is aborted, as for a stream)."""
+    ``None`` once sent, the outcome of aborting the exchange when it failed (logged, as for a
+    stream)."""
     try:
         for piece in body.pieces:
             if isinstance(piece, bytes):
@@ -329,9 +339,8 @@ async def send_file_body(exchange: Exchange, body: FileBody, state: ServingState
         raise
     except Exception:
         state.log.exception("sending a file failed")
-        exchange.abort()
-        return False
-    return True
+        return exchange.abort()
+    return None
 
 
 def _is_event_stream(headers: list[Header]) -> bool:
@@ -367,18 +376,18 @@ async def _send_events(
 
 async def _switch_to_websocket(
     exchange: Exchange, accept: WebSocketAccept, state: ServingState
-) -> None:
-    """Accept the upgrade and serve the WebSocket session until it ends."""
+) -> Outcome:
+    """Accept the upgrade and serve the WebSocket session until it ends; then the exchange's
+    connection closes (the stream was the session's)."""
     from .websocket import ServerSession  # wsproto: imported only once it is needed
 
     if state.shutting_down:
-        await exchange.send_error(503, "the server is shutting down")
-        return
+        return await exchange.send_error(503, "the server is shutting down")
     try:
         stream = await exchange.upgrade([*accept.headers, (b"date", http_date())])
     except ProtocolError as exc:
-        await exchange.send_error(exc.status, exc.message)
-        return
+        return await exchange.send_error(exc.status, exc.message)
     exchange.scope.deadline = math.inf
     session = exchange.websocket = ServerSession(stream, state.config, accept.extensions)
     await session.serve(accept.run, accept.subprotocol)
+    return Outcome.CLOSE

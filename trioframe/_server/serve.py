@@ -8,17 +8,19 @@ wakes the shutdown task, which stops accepting, closes idle connections, waits u
 At ``max_connections`` an accept loop stops accepting; once a client waits in the listen
 queue, one connection that is only waiting for its client is closed to make room for it
 (``slots.py`` says which).
+
+``run()`` makes the calling program a whole process (signals, exit statuses, worker
+processes): that part lives in the processes ring above this package, which registers it
+here (``register_process_entry``).
 """
 
 from __future__ import annotations
 
 import errno
 import logging
-import os
-import signal
 import socket
-from collections.abc import Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import trio
 
@@ -34,19 +36,16 @@ from .state import ServingState
 from .streams import serve_stream
 from .tls import server_context
 
-__all__ = ["Server"]
+__all__ = ["FINAL_GRACE", "Server", "register_process_entry"]
 
 log = logging.getLogger("trioframe")
 
 _ACCEPT_CAPACITY_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
-_FINAL_GRACE = 1.0  # after cancelling late requests, time left to send their 503s
+FINAL_GRACE = 1.0  # after cancelling late requests, time left to send their 503s
 _AT_CAPACITY = "the server is at its connection limit"
 #: At capacity, when every evictable connection had unread bytes: how soon to look again if
 #: none of them says it waits again (``ServingState.slot_evictable``) before.
 _RECHECK_AFTER_SKIPPING = 0.05
-#: ``run()``: after ``shutdown_timeout`` and the final grace, how long a shutdown may still take
-#: (handlers shielded from cancellation) before the process exits without waiting.
-HARD_EXIT_GRACE = 1.0
 
 
 class Server:
@@ -217,7 +216,7 @@ class Server:
             await state.wait_all_closed()
         for connection in list(state.connections):
             connection.cancel_for_shutdown()
-        with trio.move_on_after(_FINAL_GRACE):
+        with trio.move_on_after(FINAL_GRACE):
             await state.wait_all_closed()
         connections.cancel_scope.cancel()
 
@@ -245,50 +244,20 @@ class Server:
         which each worker imports again. It returns after SIGINT/SIGTERM has drained them
         all; ``SystemExit(3)`` when a worker failed to start, ``SystemExit(1)`` after a
         second signal."""
-        _log_to_stderr_if_unconfigured()
-        if self.config.workers > 1:
-            from .._workers import run_workers, target_of
+        run_process = _process_entry[0]  # registered when trioframe is imported
+        run_process(self)
 
-            status = run_workers(target_of(self.router), self.host, self.port, self.config)
-            if status:
-                raise SystemExit(status)
-            return
-        try:
-            trio.run(self._run_until_signal)
-        except Exception as error:
-            lifecycle = self._lifecycle
-            if lifecycle is None or lifecycle.failed is None:
-                raise
-            _log_lifespan_failure(lifecycle.failed.name, error)
-            raise SystemExit(3) from None
 
-    async def _run_until_signal(self) -> None:
-        error: Exception | None = None
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._watch_signals, nursery.cancel_scope)
-            try:
-                await self.serve()
-            except Exception as exc:  # raised below, outside the nursery: not in a group
-                error = exc
-            nursery.cancel_scope.cancel()
-        if error is not None:
-            raise error
+#: What ``Server.run()`` calls (one entry, once registered).
+_process_entry: list[Callable[[Server], None]] = []
 
-    async def _watch_signals(self, cancel_scope: trio.CancelScope) -> None:
-        """The first SIGINT/SIGTERM starts a graceful shutdown. A second one, or a shutdown
-        still running ``shutdown_timeout`` + ``HARD_EXIT_GRACE`` seconds later (a handler
-        shielded from cancellation), ends the process at once with status 1."""
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for signum in signals:
-                log.info("%s received: shutting down", signal.Signals(signum).name)
-                self.shutdown()
-                break
-            limit = self.config.shutdown_timeout + _FINAL_GRACE + HARD_EXIT_GRACE
-            with trio.move_on_after(limit):
-                async for signum in signals:
-                    _exit_now(f"second {signal.Signals(signum).name}")
-            cancel_scope.cancel()
-            _exit_now(f"shutdown still running after {limit:g} s")
+
+def register_process_entry(entry: Callable[[Server], None]) -> None:
+    """Make ``entry`` what ``Server.run()`` calls to run a server as the whole process. The
+    processes ring (``trioframe._process``), which this package never imports, registers
+    its entry when it is imported, and the public namespace imports it: the entry is in place
+    before any ``Server`` can run."""
+    _process_entry[:] = [entry]
 
 
 async def _wait_for_slot(
@@ -318,39 +287,6 @@ async def _evict_for_waiting_client(listener: trio.SocketListener, state: Servin
 async def _close_all(listeners: list[trio.SocketListener]) -> None:
     for listener in listeners:
         await trio.aclose_forcefully(listener)
-
-
-def _log_lifespan_failure(name: str, error: Exception) -> None:
-    """One line for a lifespan that failed to enter; the traceback only at DEBUG level."""
-    log.error("startup failed: %s", lifespan_failure(name, error))
-    log.debug("the lifespan %s failed", name, exc_info=error)
-
-
-def lifespan_failure(name: str, error: BaseException) -> str:
-    """What went wrong when the lifespan ``name`` raised ``error`` while entering, in one
-    line (a ``ConfigurationError`` names the lifespan itself)."""
-    if isinstance(error, ConfigurationError):
-        return str(error)
-    return f"the lifespan {name} raised {type(error).__name__}: {error}"
-
-
-def _exit_now(why: str) -> NoReturn:
-    """End the process without waiting for anything (connections, shielded handlers)."""
-    log.error("%s: exiting now", why)
-    logging.shutdown()
-    os._exit(1)
-
-
-def _log_to_stderr_if_unconfigured() -> None:
-    """``run()`` is a whole process: with no logging configured at all (no handler on the
-    root logger or trioframe's), trioframe's INFO lines would vanish; send them to stderr."""
-    if logging.getLogger().handlers or log.handlers:
-        return
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    log.addHandler(handler)
-    if log.level == logging.NOTSET:
-        log.setLevel(logging.INFO)
 
 
 def _require_h2() -> None:

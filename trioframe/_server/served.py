@@ -1,6 +1,6 @@
 """``ServedConnection``: what the serve loop, the connection limit and graceful shutdown know
-of a connection, whatever protocol it speaks (``http1.HTTP1Connection`` and
-``http2.HTTP2Connection`` implement it)."""
+of a connection, whatever protocol it speaks (``http1.connection.HTTP1Connection`` and
+``http2.connection.HTTP2Connection`` implement it)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ import trio
 
 from .._protocol.negotiate import H2_PREFACE, Protocol, choose_protocol, needs_more_bytes
 from .address import format_peer
-from .http1 import HTTP1Connection
+from .http1.connection import HTTP1Connection
 from .slots import Evictable, Rank, unread_input
 from .tls import handshake, tls_info
 
@@ -81,7 +81,7 @@ async def _connect(
         stream, client, tls, first = opened
     alpn = tls.alpn_protocol if tls is not None else None
     if choose_protocol(alpn, first, http2_enabled=config.http2) is Protocol.HTTP2:
-        from .http2 import HTTP2Connection  # h2: imported only once it is needed
+        from .http2.connection import HTTP2Connection  # h2: imported only once it is needed
 
         connection: ServedConnection = HTTP2Connection(state, stream, client, tls, first)
     else:

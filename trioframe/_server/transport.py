@@ -32,7 +32,7 @@ _HAS_SENDFILE = hasattr(os, "sendfile")
 
 
 class Transport:
-    """Reads and writes ``stream``. One task reads at a time (``reader.StreamReader``), one
+    """Reads and writes ``stream``. One task reads at a time (``http1.reader.StreamReader``), one
     task writes at a time (the connection's). ``close`` must be called before the stream is
     closed."""
 

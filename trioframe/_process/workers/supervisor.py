@@ -1,6 +1,6 @@
 """The supervisor of a worker fleet: one process without a trio loop.
 
-It binds the sockets, spawns the workers (``python -m trioframe._workers.worker``, each in
+It binds the sockets, spawns the workers (``python -m trioframe._process.workers.worker``, each in
 its own process group, so a terminal's Ctrl-C reaches only the supervisor), and then loops
 on ``selectors`` over one pipe per worker and a wake-up pipe for signals:
 
@@ -39,8 +39,8 @@ import time
 
 import attrs
 
-from .._server.address import format_peer
-from .._server.config import ServerConfig
+from ..._server.address import format_peer
+from ..._server.config import ServerConfig
 from .sockets import Address, address_of, bind_again, bind_sockets
 from .spec import WorkerSpec
 
@@ -131,7 +131,7 @@ class Supervisor:
             max_requests=budget,
         )
         process = subprocess.Popen(
-            [sys.executable, "-m", "trioframe._workers.worker"],
+            [sys.executable, "-m", "trioframe._process.workers.worker"],
             stdin=subprocess.PIPE,
             pass_fds=[*fds, write_end],
             start_new_session=True,

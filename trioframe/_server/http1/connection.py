@@ -1,6 +1,7 @@
 """One HTTP/1.1 connection: its own nursery, the request loop, and the connection-level
-deadlines; each request is served as an ``HTTP1Exchange`` (``http1_exchange.py``) through
-``exchange.serve_exchange``.
+deadlines; each request is served as an ``HTTP1Exchange`` (``exchange.py``) through
+``serve_exchange``, whose ``Outcome`` decides whether the connection serves another request,
+closes, or lingers before closing (the exchange never changes the connection's state).
 
 One cancel scope carries every deadline of the connection, moved as the phase changes: the
 idle wait (``keep_alive_timeout``, or ``header_timeout`` for a new connection), the head
@@ -33,22 +34,20 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from .._errors import error_body
-from .._protocol.errors import ProtocolError
-from .._protocol.http1 import render_simple_response
-from .._protocol.http1_base import CLOSED, NEED_DATA, BodyChunk
-from .._protocol.request_head import RequestHead
-from .body_pace import BodyPace
-from .clock import http_date
-from .exchange import answer_cancelled, serve_exchange
-from .http1_exchange import HTTP1Exchange
+from ..._protocol.errors import ProtocolError
+from ..._protocol.http1_base import CLOSED, NEED_DATA, BodyChunk
+from ..._protocol.request_head import RequestHead
+from ..body_pace import BodyPace
+from ..exchange import Outcome, answer_cancelled, serve_exchange
+from ..slots import Evictable, Rank, unread_input
+from ..transport import Transport
+from .error_answer import send_error_answer
+from .exchange import HTTP1Exchange
 from .reader import StreamReader, linger_close
-from .slots import Evictable, Rank, unread_input
-from .transport import Transport
 
 if TYPE_CHECKING:
-    from .._http.tls import TLSInfo
-    from .state import ServingState
+    from ..._http.tls import TLSInfo
+    from ..state import ServingState
 
 __all__ = ["HTTP1Connection"]
 
@@ -56,8 +55,6 @@ LINGER_SECONDS = 1.0  # after an error answer, how long unread input is drained 
 #: At shutdown, how long a connection accepted just before, with no request yet, waits for its
 #: first one (its client sends it as soon as it has connected; a preconnect sends nothing)
 FIRST_REQUEST_GRACE = 1.0
-
-_JSON = (b"content-type", b"application/json")
 
 
 class Phase(enum.Enum):
@@ -99,12 +96,8 @@ class HTTP1Connection:
             self.adapter.receive_data(initial)
         self.phase = Phase.START
         self._scope = trio.CancelScope()
-        #: a handler (or a streamed response) runs: the watcher reads ahead meanwhile
-        self.handler_running = False
         self.transport = Transport(stream)
-        self.reader = StreamReader(
-            self.transport, self.adapter, self._on_peer_gone, self._reads_ahead
-        )
+        self.reader = StreamReader(self.transport, self.adapter, self._on_peer_gone)
         self.peer_gone = False
         #: why the server closes this connection (shutdown, capacity), once it has decided to
         self.stop_reason: str | None = None
@@ -114,8 +107,6 @@ class HTTP1Connection:
         #: the connection limit closed it to make room (see ``slots.py``)
         self.evicted = False
         self._linger_scope: trio.CancelScope | None = None
-        #: the connection ends after the current exchange (an error answer, a broken body)
-        self.must_close = False
         #: drain unread input briefly before closing (see ``reader.linger_close``)
         self.linger = False
         self.requests = 0
@@ -218,13 +209,10 @@ class HTTP1Connection:
         self._scope.cancel()
 
     # -- reading --------------------------------------------------------------------------------
-    def _reads_ahead(self) -> bool:
-        return self.handler_running
-
     def _on_peer_gone(self) -> None:
         self.peer_gone = True
-        if self._exchange is not None and self.handler_running and self.config.cancel_on_disconnect:
-            self._scope.cancel()
+        if self.reader.reading_ahead and self.config.cancel_on_disconnect:
+            self._scope.cancel()  # the exchange's handler runs: cancelled
 
     async def next_body_event(self, scope: trio.CancelScope, pace: BodyPace, received: int) -> Any:
         """The next body event, ``received`` bytes of the body in, waiting for bytes as long
@@ -257,7 +245,7 @@ class HTTP1Connection:
         if self._scope.cancelled_caught:
             exchange, self._exchange = self._exchange, None
             if exchange is not None:  # cancelled under an exchange: it answers (or ends)
-                await answer_cancelled(exchange)
+                self._exchange_ended(await answer_cancelled(exchange))
                 return
             answer = self._answer_for_cancelled_phase()
         if answer is not None:
@@ -331,12 +319,14 @@ class HTTP1Connection:
             if event.content_length is None and not event.chunked:
                 adapter.next_event()  # a body-less request: take its end now, no I/O
             exchange = self._exchange = HTTP1Exchange(self, event, scope)
+            if self.peer_gone and config.cancel_on_disconnect:
+                scope.cancel()  # already gone: the handler starts cancelled
             # (cancelled: ``_serve`` still needs the exchange)
-            await reader.run_watched(serve_exchange(exchange, self.state))
+            outcome = await reader.run_watched(serve_exchange(exchange, self.state))
             self._exchange = None
-            self.handler_running = False
             self._answered = True
-            if self.must_close or not adapter.can_reuse:
+            if outcome is not Outcome.KEEP_ALIVE or not adapter.can_reuse:
+                self._exchange_ended(outcome)
                 return
             if adapter.in_body:
                 self.phase = Phase.DRAIN
@@ -347,21 +337,16 @@ class HTTP1Connection:
             adapter.start_next_cycle()
             idle_timeout = config.keep_alive_timeout
 
+    def _exchange_ended(self, outcome: Outcome) -> None:
+        """The last exchange of the connection ended with ``outcome``: linger or not."""
+        if outcome is Outcome.PEER_GONE:
+            self.peer_gone = True
+        self.linger = outcome is Outcome.LINGER
+
     # -- writing --------------------------------------------------------------------------------
-    async def send_error(self, status: int, message: str, *, send_body: bool = True) -> None:
-        """Answer outside h11's state machine (it may never have seen a request, or be in its
-        error state) with the standard error body (only its length for a ``HEAD``:
-        ``send_body=False``) and ``Connection: close``; bounded by ``send_timeout``. The
-        connection ends after it."""
-        self.must_close = True
-        data = render_simple_response(
-            status,
-            [_JSON, (b"date", http_date())],
-            error_body(status, message),
-            send_body=send_body,
-        )
-        with trio.move_on_after(self.config.send_timeout):
-            try:
-                await self.stream.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                self.peer_gone = True
+    async def send_error(self, status: int, message: str) -> None:
+        """Answer a request the connection could not hand to an exchange (a broken or timed
+        out head, a refusal) with the standard error body and ``Connection: close``
+        (``error_answer.py``); the connection ends after it."""
+        if not await send_error_answer(self.stream, self.config, status, message):
+            self.peer_gone = True

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import ssl
 
-from .._errors import ConfigurationError
-from .._server.config import ServerConfig
-from .._server.tls import SelfSigned, self_signed_files
+from ..._errors import ConfigurationError
+from ..._server.config import ServerConfig
+from ..._server.tls import SelfSigned, self_signed_files
 from .sockets import reuse_port_supported
 from .supervisor import Supervisor
 from .target import import_router, target_of

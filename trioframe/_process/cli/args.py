@@ -13,8 +13,9 @@ import os
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from .._server.config import PROXY_HEADERS
-from .errors import USAGE
+from ..._server.config import PROXY_HEADERS
+from ..._version import __version__
+from ..errors import USAGE
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "build_parser", "child_arguments", "parse_arguments"]
 
@@ -54,9 +55,7 @@ def version() -> str:
     try:
         return importlib.metadata.version("trioframe")
     except importlib.metadata.PackageNotFoundError:
-        import trioframe
-
-        return str(getattr(trioframe, "__version__", "unknown"))
+        return __version__
 
 
 def target(text: str) -> str:

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 import trio
 from h2.errors import ErrorCodes
 
-from .._protocol.http2 import LAST_STREAM_ID, ConnectionFailed, HTTP2Adapter, HTTP2Limits
-from .._protocol.http2_events import (
+from ..._protocol.http2 import LAST_STREAM_ID, ConnectionFailed, HTTP2Adapter, HTTP2Limits
+from ..._protocol.http2_events import (
     BodyEnded,
     BodyReceived,
     PeerClosed,
@@ -45,16 +45,16 @@ from .._protocol.http2_events import (
     StreamReset,
     WindowOpened,
 )
-from .._protocol.request_head import RequestHead
-from .address import format_peer
-from .exchange import answer_cancelled, serve_exchange
-from .http2_exchange import HTTP2Exchange
-from .slots import Evictable, Rank, unread_input
+from ..._protocol.request_head import RequestHead
+from ..address import format_peer
+from ..exchange import answer_cancelled, serve_exchange
+from ..slots import Evictable, Rank, unread_input
+from .exchange import HTTP2Exchange
 
 if TYPE_CHECKING:
-    from .._http.tls import TLSInfo
-    from .config import ServerConfig
-    from .state import ServingState
+    from ..._http.tls import TLSInfo
+    from ..config import ServerConfig
+    from ..state import ServingState
 
 __all__ = ["HTTP2Connection", "limits_from"]
 
@@ -304,8 +304,7 @@ class HTTP2Connection:
             return
         if refusal is not None:
             self.adapter.meter.charge()
-        exchange = HTTP2Exchange(self, stream_id, head, ended)
-        exchange.refused = refusal is not None
+        exchange = HTTP2Exchange(self, stream_id, head, ended, refused=refusal is not None)
         self.exchanges[stream_id] = exchange
         self.active += 1
         assert self._nursery is not None
@@ -436,7 +435,7 @@ class HTTP2Connection:
         After an error GOAWAY nothing more is written for them."""
         if self.active and self.adapter.closed:
             for exchange in self.exchanges.values():
-                exchange.gone = True
+                exchange.cut_off()
         for exchange in list(self.exchanges.values()):
             exchange.scope.cancel()
         while self.active:

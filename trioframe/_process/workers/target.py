@@ -8,10 +8,10 @@ import runpy
 import sys
 from pathlib import Path
 
-from .._cli.errors import USAGE, StartupFailure, describe
-from .._cli.load import load_router, router_of
-from .._errors import ConfigurationError
-from .._routing.router import Router
+from ..._errors import ConfigurationError
+from ..._routing.router import Router
+from ..errors import USAGE, StartupFailure, describe
+from ..load import load_router, router_of
 
 __all__ = ["import_router", "target_of"]
 

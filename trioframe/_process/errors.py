@@ -1,5 +1,6 @@
-"""How the command line fails: ``StartupFailure`` carries the one line printed on stderr and
-the exit status; ``describe`` turns an exception from the user's code into that line's tail."""
+"""How a process fails to start: ``StartupFailure`` carries the one line the command line
+prints on stderr and the exit status; ``describe`` turns an exception from the user's code into
+that line's tail; ``lifespan_failure`` says in one line why a lifespan did not enter."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import sysconfig
 import traceback
 from pathlib import Path
 
-__all__ = ["STARTUP", "USAGE", "StartupFailure", "describe"]
+from .._errors import ConfigurationError
+
+__all__ = ["STARTUP", "USAGE", "StartupFailure", "describe", "lifespan_failure"]
 
 #: Exit status for a command line that cannot work as written (flags, target, module, name).
 USAGE = 2
@@ -53,6 +56,14 @@ def describe(error: BaseException) -> str:
         return text
     frame = (yours or frames)[-1]
     return f"{text} ({_shown(frame.filename)}, line {frame.lineno})"
+
+
+def lifespan_failure(name: str, error: BaseException) -> str:
+    """What went wrong when the lifespan ``name`` raised ``error`` while entering, in one
+    line (a ``ConfigurationError`` names the lifespan itself)."""
+    if isinstance(error, ConfigurationError):
+        return str(error)
+    return f"the lifespan {name} raised {type(error).__name__}: {error}"
 
 
 def _resolved(filename: str) -> str:

@@ -9,13 +9,14 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from .._errors import ConfigurationError
-from .._server.config import ServerConfig
-from .._server.serve import Server
+from ..._errors import ConfigurationError
+from ..._server.serve import Server
+from ..errors import STARTUP, StartupFailure
+from ..load import load_router
+from ..run import run_server
+from ..workers import run_workers
 from .args import child_arguments, parse_arguments
 from .config import build_config, resolve_port
-from .errors import STARTUP, StartupFailure
-from .load import load_router
 from .logs import configure_logging
 from .reload import KILL_MARGIN, Reloader, python_command, require_watchfiles, stop_with_reloader
 
@@ -57,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
     router = load_router(args.target)  # also with workers: a wrong target fails here, at once
     try:
         if config.workers > 1:
-            return _run_workers(args.target, args.host, port, config)
-        Server(router, (args.host, port), config).run()
+            return run_workers(args.target, args.host, port, config)
+        run_server(Server(router, (args.host, port), config))
     except OSError as error:
         raise StartupFailure(f"cannot listen on {_address(args.host, port)}: {error}") from None
     except ConfigurationError as error:
@@ -68,12 +69,6 @@ def run(args: argparse.Namespace) -> int:
             return exit.code
         raise
     return 0
-
-
-def _run_workers(target: str, host: str, port: int, config: ServerConfig) -> int:
-    from .._workers import run_workers
-
-    return run_workers(target, host, port, config)
 
 
 def _address(host: str, port: int) -> str:

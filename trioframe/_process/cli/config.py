@@ -8,9 +8,9 @@ import os
 from collections.abc import Mapping
 from typing import NoReturn
 
-from .._server.config import ServerConfig
+from ..._server.config import ServerConfig
+from ..errors import USAGE, StartupFailure
 from .args import DEFAULT_PORT
-from .errors import USAGE, StartupFailure
 
 __all__ = ["build_config", "resolve_port"]
 

@@ -1,4 +1,4 @@
-"""A worker process: ``python -m trioframe._workers.worker``, started by the supervisor.
+"""A worker process: ``python -m trioframe._process.workers.worker``, started by the supervisor.
 
 It reads its ``WorkerSpec`` (pickled, on stdin), imports the router, and serves it on the
 inherited sockets in its own trio run. It talks to the supervisor over a pipe, one line per
@@ -21,13 +21,14 @@ import sys
 import attrs
 import trio
 
-from .._chain import Next
-from .._cli.errors import StartupFailure
-from .._errors import ConfigurationError
-from .._request import Request
-from .._response import Response
-from .._routing.router import Router
-from .._server.serve import Server, lifespan_failure
+from ..._chain import Next
+from ..._errors import ConfigurationError
+from ..._request import Request
+from ..._response import Response
+from ..._routing.router import Router
+from ..._server.serve import Server
+from ..errors import StartupFailure, lifespan_failure
+from ..signals import watch_signals
 from .sockets import listen
 from .spec import BEAT_INTERVAL, WorkerSpec, log_format
 from .target import import_router
@@ -87,7 +88,7 @@ class _Worker:
     async def run(self, sockets: list[socket.socket]) -> None:
         server = self.server
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(server._watch_signals, nursery.cancel_scope)
+            nursery.start_soon(watch_signals, server, nursery.cancel_scope)
             nursery.start_soon(self.beat)
 
             async def serve(task_status: trio.TaskStatus[object]) -> None:

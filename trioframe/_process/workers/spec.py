@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from .._server.config import ServerConfig
+from ..._server.config import ServerConfig
 
 __all__ = ["BEAT_INTERVAL", "WorkerSpec", "log_format"]
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import FrameType
 
-from .errors import USAGE, StartupFailure
+from ..errors import USAGE, StartupFailure
 
 __all__ = ["RELOADER_PIPE", "Reloader", "require_watchfiles", "stop_with_reloader"]
 

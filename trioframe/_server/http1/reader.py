@@ -10,33 +10,32 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable, Coroutine, Generator
-from typing import Any
+from typing import Any, TypeVar
 
 import trio
 
-from .._protocol.http1_base import BaseHTTP1Adapter
-from .transport import RECEIVE_SIZE, Transport
+from ..._protocol.http1_base import BaseHTTP1Adapter
+from ..transport import RECEIVE_SIZE, Transport
 
 __all__ = ["HIGH_WATER", "RECEIVE_SIZE", "StreamReader", "linger_close"]
 
 HIGH_WATER = 256 * 1024  # the watcher stops reading ahead past this many unparsed bytes
 
+T = TypeVar("T")
+
 
 class StreamReader:
-    """Feeds ``adapter`` from ``transport``. ``on_eof`` runs when the peer closes its side;
-    ``read_ahead`` says whether the watcher should keep reading (a handler is running)."""
+    """Feeds ``adapter`` from ``transport``. ``on_eof`` runs when the peer closes its side."""
 
     def __init__(
-        self,
-        transport: Transport,
-        adapter: BaseHTTP1Adapter,
-        on_eof: Callable[[], None],
-        read_ahead: Callable[[], bool],
+        self, transport: Transport, adapter: BaseHTTP1Adapter, on_eof: Callable[[], None]
     ) -> None:
         self.transport = transport
         self.adapter = adapter
         self._on_eof = on_eof
-        self._read_ahead = read_ahead
+        #: the watcher reads ahead: an exchange runs (``run_watched``) and its response is
+        #: not out yet (the exchange turns it off then)
+        self.reading_ahead = False
         self._lot = trio.lowlevel.ParkingLot()  # tasks waiting for the current read
         self._parked = 0  # how many (``bool(lot)`` is a Python-level call on every read)
         self._watcher: trio.lowlevel.Task | None = None  # set while the watcher sleeps
@@ -91,32 +90,38 @@ class StreamReader:
             trio.lowlevel.reschedule(watcher)
 
     @types.coroutine
-    def run_watched(self, exchange: Coroutine[Any, Any, None]) -> Generator[Any, Any, None]:
-        """``await`` it to run ``exchange`` (the serving of one request) with the watcher
-        woken the first time it blocks: a handler that never waits, answered by a write that
-        needs no wait either, costs the watcher nothing. (The first step of ``exchange`` runs
-        here; after that every step passes through, and so does every exception.)"""
+    def run_watched(self, exchange: Coroutine[Any, Any, T]) -> Generator[Any, Any, T]:
+        """``await`` it to run ``exchange`` (the serving of one request) and get what it
+        returns, reading ahead meanwhile (``reading_ahead``, until the exchange turns it off)
+        with the watcher woken the first time it blocks: a handler that never waits, answered
+        by a write that needs no wait either, costs the watcher nothing. (The first step of
+        ``exchange`` runs here; after that every step passes through, and so does every
+        exception.)"""
+        self.reading_ahead = True
         try:
-            trap = exchange.send(None)
-        except StopIteration:
-            return
-        self.wake_watcher()
-        while True:
             try:
-                answer = yield trap
-            except BaseException as exc:  # thrown into the task: hand it to the exchange
+                trap = exchange.send(None)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            self.wake_watcher()
+            while True:
                 try:
-                    trap = exchange.throw(exc)
-                except StopIteration:
-                    return
-            else:
-                try:
-                    trap = exchange.send(answer)
-                except StopIteration:
-                    return
+                    answer = yield trap
+                except BaseException as exc:  # thrown into the task: hand it to the exchange
+                    try:
+                        trap = exchange.throw(exc)
+                    except StopIteration as done:
+                        return done.value  # type: ignore[no-any-return]
+                else:
+                    try:
+                        trap = exchange.send(answer)
+                    except StopIteration as done:
+                        return done.value  # type: ignore[no-any-return]
+        finally:
+            self.reading_ahead = False
 
     async def watch(self) -> None:
-        """The watcher task: sleeps until woken, then reads while ``read_ahead()`` holds, the
+        """The watcher task: sleeps until woken, then reads while ``reading_ahead`` holds, the
         stream is open and fewer than ``HIGH_WATER`` bytes wait unparsed."""
         adapter = self.adapter
 
@@ -127,7 +132,7 @@ class StreamReader:
         while True:
             # Looks before it sleeps: a handler may have started before this task first ran.
             while (
-                self._read_ahead()
+                self.reading_ahead
                 and not self._reading
                 and not adapter.eof
                 and adapter.buffered < HIGH_WATER

@@ -7,6 +7,9 @@ windows allow, queued on the connection's adapter and written by the connection'
 a sender waits while that queue is over its bound. Waits are bounded by ``body_timeout`` and
 ``send_timeout`` as deadlines on the exchange's own cancel scope: they cancel this stream's
 handler only. A stream the client resets cancels its handler (with ``cancel_on_disconnect``).
+The exchange reaches its connection through ``ConnectionView`` (the adapter, the writer, the
+waits for the output queue and the windows) and never changes the connection's state; the
+connection resets a stream whose response did not end, once its task has returned.
 """
 
 from __future__ import annotations
@@ -14,39 +17,78 @@ from __future__ import annotations
 import math
 from collections import deque
 from contextlib import suppress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import h2.exceptions
 import trio
 
-from .._errors import Error, error_body
-from .._http.headers import Header
-from .body_pace import BodyPace
-from .clock import http_date
-from .exchange import Exchange, ExchangeGone
+from ..._errors import Error, error_body
+from ..._http.headers import Header
+from ..body_pace import BodyPace
+from ..clock import http_date
+from ..exchange import Exchange, ExchangeGone, Outcome
 
 if TYPE_CHECKING:
-    from .._protocol.request_head import RequestHead
-    from .http2 import HTTP2Connection
+    from ..._http.tls import TLSInfo
+    from ..._protocol.http2 import HTTP2Adapter
+    from ..._protocol.request_head import RequestHead
+    from ..config import ServerConfig
 
-__all__ = ["HTTP2Exchange"]
+__all__ = ["ConnectionView", "HTTP2Exchange"]
 
 _JSON = (b"content-type", b"application/json")
 
 
+class ConnectionView(Protocol):
+    """What a stream's exchange uses of its HTTP/2 connection (``connection.HTTP2Connection``):
+    the adapter it queues frames on, and the connection's writer and waits."""
+
+    @property
+    def config(self) -> ServerConfig: ...
+    @property
+    def client(self) -> tuple[str, int] | None: ...
+    @property
+    def peer(self) -> tuple[str, int] | None: ...
+    @property
+    def tls(self) -> TLSInfo | None: ...
+    @property
+    def scheme(self) -> str: ...
+    @property
+    def adapter(self) -> HTTP2Adapter: ...
+    @property
+    def output_bound(self) -> int:
+        """Queued output past which senders wait."""
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the server closes the connection (shutdown, capacity), once it has decided to."""
+
+    def wake_writer(self) -> None:
+        """Let the writer write what is queued."""
+
+    async def until_writable(self, exchange: HTTP2Exchange) -> None:
+        """Return once the output queue is back under its bound (see the connection)."""
+
+    def wait_for_window(self, exchange: HTTP2Exchange) -> None:
+        """``exchange`` is about to wait for a send window (woken by a WINDOW_UPDATE)."""
+
+
 class HTTP2Exchange(Exchange):
     """Stream ``stream_id`` of ``connection``, served by ``serve_exchange`` inside ``scope``
-    (its own). ``body_ended``: the request came without a body."""
+    (its own). ``body_ended``: the request came without a body; ``refused``: its head was
+    refused (malformed) and it only carries the error answer."""
 
     #: the body's pace (``body_pace.py``), made the first time the body must be waited for
     pace: BodyPace | None = None
 
     def __init__(
         self,
-        connection: HTTP2Connection,
+        connection: ConnectionView,
         stream_id: int,
         head: RequestHead,
         body_ended: bool,
+        *,
+        refused: bool = False,
     ) -> None:
         super().__init__(
             head, connection.client, connection.scheme, connection.tls, trio.CancelScope()
@@ -58,7 +100,7 @@ class HTTP2Exchange(Exchange):
         self.body_fed = 0  # body bytes received so far
         self.body_ended = body_ended
         #: the head was refused (malformed): its error answer earns no flood credit
-        self.refused = False
+        self.refused = refused
         #: the client reset the stream, or the connection is gone
         self.gone = False
         #: the response has been queued in full
@@ -88,6 +130,11 @@ class HTTP2Exchange(Exchange):
         if self.connection.config.cancel_on_disconnect and self.websocket is None:
             self.scope.cancel()
         self.wake()
+
+    def cut_off(self) -> None:
+        """The connection failed (an error GOAWAY went out): nothing more is written for
+        this stream; its handler is cancelled next."""
+        self.gone = True
 
     def wake(self) -> None:
         if self._wakeup is not None:
@@ -149,7 +196,7 @@ class HTTP2Exchange(Exchange):
         return not self._body and not self.body_ended and not self.gone
 
     # -- the response ---------------------------------------------------------------------------
-    async def send_response(self, status: int, headers: list[Header], body: bytes) -> None:
+    async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
         self._check_open()
         self.response_started = True
         adapter = self.connection.adapter
@@ -162,6 +209,7 @@ class HTTP2Exchange(Exchange):
         else:
             self._ended()
         await self.connection.until_writable(self)
+        return Outcome.KEEP_ALIVE
 
     async def send_head(self, status: int, headers: list[Header]) -> None:
         self._check_open()
@@ -177,24 +225,26 @@ class HTTP2Exchange(Exchange):
         await self.connection.until_writable(self)
         self.scope.deadline = math.inf  # the next chunk may take any time
 
-    async def send_end(self) -> None:
+    async def send_end(self) -> Outcome:
         self._check_open()
         try:
             self.connection.adapter.end_stream(self.stream_id)
         except h2.exceptions.ProtocolError:
             raise ExchangeGone from None
         self._ended()
+        return Outcome.KEEP_ALIVE
 
-    async def send_error(self, status: int, message: str) -> None:
+    async def send_error(self, status: int, message: str) -> Outcome:
         if self.gone or self.response_started:
-            return
+            return self.abort()
         headers = [_JSON, (b"date", http_date())]
         body = error_body(status, message)
         headers.append((b"content-length", b"%d" % len(body)))
         if self.head.method == b"HEAD":  # the length is said, the body never sent
             body = b""
         with trio.move_on_after(self.connection.config.send_timeout), suppress(ExchangeGone):
-            await self.send_response(status, headers, body)
+            return await self.send_response(status, headers, body)
+        return self.abort()
 
     async def _send(self, data: bytes, *, end: bool) -> None:
         """Queue ``data`` as DATA frames as the windows open (``end``: the last one ends the
@@ -259,8 +309,9 @@ class HTTP2Exchange(Exchange):
     def refuse_body(self) -> None:
         pass  # the rest of the body is reset away when the exchange ends (RST_STREAM NO_ERROR)
 
-    def abort(self) -> None:
-        pass  # an exchange whose response did not end is reset when it ends (connection)
+    def abort(self) -> Outcome:
+        # (a stream whose response did not end is reset once its task returns: connection)
+        return Outcome.PEER_GONE if self.gone else Outcome.CLOSE
 
 
 class _StreamChannel(trio.abc.Stream):

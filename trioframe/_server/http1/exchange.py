@@ -4,51 +4,101 @@ stream a WebSocket runs over after a ``101``.
 The exchange reads its body through the connection's adapter (with ``100 Continue`` when the
 client waits for it), writes through h11, and bounds every write by ``send_timeout`` as a
 deadline on its own cancel scope. Whether the response says ``Connection: close`` is decided
-when its head is written, from the connection's state.
+when its head is written, from the connection's state and the exchange's own (a broken or
+refused body). The exchange reads its connection through ``ConnectionView`` and never changes
+it: how the exchange ended (keep the connection, close it, linger, the peer is gone) is the
+``Outcome`` its ending methods return, and the connection decides from that.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
-from .._errors import Error
-from .._http.headers import Header
-from .._protocol.errors import ProtocolError
-from .._protocol.http1_base import NEED_DATA, BodyChunk
-from .body_pace import BodyPace
-from .exchange import Exchange, ExchangeGone
+from ..._errors import Error
+from ..._http.headers import Header
+from ..._protocol.errors import ProtocolError
+from ..._protocol.http1_base import NEED_DATA, BodyChunk
+from ..body_pace import BodyPace
+from ..exchange import Exchange, ExchangeGone, Outcome
+from .error_answer import send_error_answer
 
 if TYPE_CHECKING:
-    from .._protocol.request_head import RequestHead
-    from .http1 import HTTP1Connection
+    from ..._http.tls import TLSInfo
+    from ..._protocol.http1_base import BaseHTTP1Adapter
+    from ..._protocol.request_head import RequestHead
+    from ..config import ServerConfig
+    from ..state import ServingState
+    from ..transport import Transport
+    from .reader import StreamReader
 
-__all__ = ["HTTP1Exchange"]
+__all__ = ["ConnectionView", "HTTP1Exchange"]
 
 _CLOSE = (b"connection", b"close")
 
 
+class ConnectionView(Protocol):
+    """What an exchange reads of its HTTP/1.1 connection (``connection.HTTP1Connection``):
+    read-only, but for the adapter, the transport and the reader it reads and writes through.
+    """
+
+    @property
+    def state(self) -> ServingState: ...
+    @property
+    def config(self) -> ServerConfig: ...
+    @property
+    def stream(self) -> trio.abc.Stream: ...
+    @property
+    def client(self) -> tuple[str, int] | None: ...
+    @property
+    def peer(self) -> tuple[str, int] | None: ...
+    @property
+    def tls(self) -> TLSInfo | None: ...
+    @property
+    def scheme(self) -> str: ...
+    @property
+    def adapter(self) -> BaseHTTP1Adapter: ...
+    @property
+    def transport(self) -> Transport: ...
+    @property
+    def reader(self) -> StreamReader: ...
+    @property
+    def requests(self) -> int:
+        """The requests the connection has read, this one included."""
+
+    @property
+    def peer_gone(self) -> bool:
+        """The client closed its side of the connection."""
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the server closes the connection (shutdown, capacity), once it has decided to."""
+
+    async def next_body_event(self, scope: trio.CancelScope, pace: BodyPace, received: int) -> Any:
+        """The next body event (see ``HTTP1Connection.next_body_event``)."""
+
+
 class HTTP1Exchange(Exchange):
     """One request/response of ``connection``, served by ``serve_exchange`` inside ``scope``
-    (the connection's own: exchanges come one at a time). Creating it marks the handler as
-    running (the connection's watcher reads ahead for a disconnect)."""
+    (the connection's own: exchanges come one at a time), with the connection's reader
+    reading ahead (``StreamReader.run_watched``) until the response is out."""
 
     #: the body's pace (``body_pace.py``), made the first time the body must be waited for
     pace: BodyPace | None = None
 
     def __init__(
-        self, connection: HTTP1Connection, head: RequestHead, scope: trio.CancelScope
+        self, connection: ConnectionView, head: RequestHead, scope: trio.CancelScope
     ) -> None:
         # (the base's __init__ named: ``super()`` makes an object per call, once per request)
         Exchange.__init__(self, head, connection.client, connection.scheme, connection.tls, scope)
         self.connection = connection
         self.body_received = 0
         self._waiting_for_body = False
-        connection.handler_running = True  # the watcher reads ahead once it blocks
-        if connection.peer_gone and connection.config.cancel_on_disconnect:
-            self.scope.cancel()  # already gone: the handler starts cancelled
+        #: what follows the exchange: ``CLOSE`` once its body broke or was refused; decided
+        #: (``KEEP_ALIVE``, ``CLOSE``, ``LINGER``) when the response's head is written
+        self._ending = Outcome.KEEP_ALIVE
 
     # -- the request body -----------------------------------------------------------------------
     async def receive_body(self) -> bytes:
@@ -75,7 +125,8 @@ class HTTP1Exchange(Exchange):
                     if not self.scope.cancel_called:  # a body timeout: cancel_answer needs it
                         self._waiting_for_body = False
         except ProtocolError as exc:
-            connection.must_close = True
+            if self._ending is Outcome.KEEP_ALIVE:
+                self._ending = Outcome.CLOSE  # the rest of the body cannot be read
             if connection.peer_gone and connection.config.cancel_on_disconnect:
                 await trio.lowlevel.checkpoint()  # the client left: deliver the cancellation
             raise Error(exc.status, exc.message) from None
@@ -93,14 +144,14 @@ class HTTP1Exchange(Exchange):
         return body
 
     # -- the response -----------------------------------------------------------------------------
-    async def send_response(self, status: int, headers: list[Header], body: bytes) -> None:
+    async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
         connection = self.connection
         adapter = connection.adapter
         data = adapter.send_head(status, self._closing(headers))
         if body:
             data += adapter.send_data(body)
         data += adapter.send_end()
-        connection.handler_running = False
+        connection.reader.reading_ahead = False  # answered: a disconnect cancels nothing now
         self.response_started = True
         # _write, inline: the most common write of all, one coroutine frame less
         try:
@@ -111,8 +162,8 @@ class HTTP1Exchange(Exchange):
                 await connection.transport.send_all(data, sent)
                 scope.deadline = math.inf
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            connection.peer_gone = True
             raise ExchangeGone from None
+        return self._ending
 
     async def send_head(self, status: int, headers: list[Header]) -> None:
         data = self.connection.adapter.send_head(status, self._closing(headers))
@@ -136,31 +187,38 @@ class HTTP1Exchange(Exchange):
         try:
             await transport.send_file(fd, offset, length)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            connection.peer_gone = True
             raise ExchangeGone from None
         finally:
             scope.deadline = math.inf
 
-    async def send_end(self) -> None:
+    async def send_end(self) -> Outcome:
         await self._write(self.connection.adapter.send_end())
+        return self._ending
 
-    async def send_error(self, status: int, message: str) -> None:
-        self.connection.linger = True
-        await self.connection.send_error(status, message, send_body=self.head.method != b"HEAD")
+    async def send_error(self, status: int, message: str) -> Outcome:
+        """The standard error answer, with ``Connection: close``: the connection lingers
+        after it (the request may still be arriving)."""
+        connection = self.connection
+        send_body = self.head.method != b"HEAD"
+        stream, config = connection.stream, connection.config
+        if await send_error_answer(stream, config, status, message, send_body=send_body):
+            return Outcome.LINGER
+        return Outcome.PEER_GONE
 
     def _closing(self, headers: list[Header]) -> list[Header]:
-        """``headers``, with ``Connection: close`` when the connection ends after them: an
-        error ended it, the server shuts down, the connection served its last request, or
-        the handler left more of the body than can be drained."""
+        """``headers``, with ``Connection: close`` when the connection ends after them: its
+        body broke or was refused, the server shuts down, the connection served its last
+        request, or the handler left more of the body than can be drained. Decides the
+        exchange's ending (lingering when the request is still arriving)."""
         connection = self.connection
         adapter = connection.adapter
         if (
-            connection.must_close
+            self._ending is not Outcome.KEEP_ALIVE
             or connection.state.shutting_down
             or connection.requests >= connection.config.max_requests_per_connection
             or (adapter.in_body and not self._drainable())
         ):
-            connection.linger = adapter.in_body
+            self._ending = Outcome.LINGER if adapter.in_body else Outcome.CLOSE
             return [*headers, _CLOSE]
         return headers
 
@@ -188,14 +246,13 @@ class HTTP1Exchange(Exchange):
                 await connection.transport.send_all(data, sent)
                 scope.deadline = math.inf
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            connection.peer_gone = True
             raise ExchangeGone from None
 
     # -- a protocol switch -----------------------------------------------------------------------
     async def upgrade(self, headers: list[Header]) -> trio.abc.Stream:
         connection = self.connection
         data = connection.adapter.send_switch(headers)
-        connection.handler_running = False  # the session reads the stream itself from now on
+        connection.reader.reading_ahead = False  # the session reads the stream itself now
         self.response_started = True
         await self._write(data)
         return _UpgradedStream(connection)
@@ -216,17 +273,18 @@ class HTTP1Exchange(Exchange):
         return None
 
     def refuse_body(self) -> None:
-        self.connection.must_close = True  # the rest of the body is never read: close after
+        if self._ending is Outcome.KEEP_ALIVE:
+            self._ending = Outcome.CLOSE  # the rest of the body is never read: close after
 
-    def abort(self) -> None:
-        self.connection.must_close = True
+    def abort(self) -> Outcome:
+        return Outcome.LINGER if self._ending is Outcome.LINGER else Outcome.CLOSE
 
 
 class _UpgradedStream(trio.abc.Stream):
     """The connection's stream after a ``101``: the bytes already received past the request
     come first (the reader hands them over), then whatever the socket brings."""
 
-    def __init__(self, connection: HTTP1Connection) -> None:
+    def __init__(self, connection: ConnectionView) -> None:
         self._connection = connection
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:

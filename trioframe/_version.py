@@ -1,0 +1,4 @@
+"""The package's version (``trioframe.__version__``), kept apart so that any module can read
+it without importing the public namespace."""
+
+__version__ = "0.2.4"
