@@ -4,7 +4,8 @@ Freezing builds the route table, every handler's extractor plan and middleware c
 middleware and state of the answers no route gives (404, 405, 308, OPTIONS), and the list of
 lifespans, and runs every startup check (``ConfigurationError``). The ``App`` is immutable
 and holds no reference to the router: changing the router afterwards changes nothing it does.
-``App.handle`` answers one request; ``App.routes`` describes every route.
+``App.route`` finds what answers a request (the server routes before it builds the
+``Request``); ``App.routes`` describes every route.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from ._extract.context import Deferred
 from ._file_source import FileSource
 from ._files.resolve import resolve_file
 from ._lifespan import Lifespan, plan_lifespans
-from ._protocol.websocket import is_websocket_upgrade
 from ._response import Response, to_response
 from ._routing.results import (
     WEBSOCKET,
@@ -61,12 +61,16 @@ class AppPolicy:
 class PreparedEndpoint:
     """A route's endpoint, its handler plan, and ``run``: the endpoint wrapped in the
     middleware of every router that owns it, composed once at freeze. ``states`` are those
-    routers' state values, outermost first (what ``request.state`` searches)."""
+    routers' state values, outermost first (what ``request.state`` searches); ``body_limit``
+    the most body bytes its request may have, named after its ``body_setting`` in the 413
+    (``max_total_size`` of a route that streams multipart, else ``max_body_size``)."""
 
     endpoint: Endpoint
     plan: HandlerPlan
     run: Next
-    states: tuple[Any, ...] = ()
+    states: tuple[Any, ...]
+    body_limit: int
+    body_setting: str
 
 
 @attrs.frozen
@@ -77,6 +81,17 @@ class Unrouted:
 
     middlewares: tuple[Middleware, ...]
     states: tuple[Any, ...]
+
+
+@attrs.frozen
+class Unanswered:
+    """The target of a request no endpoint takes: ``run`` is its scope's middleware around the
+    answer its routing outcome calls for."""
+
+    run: Next
+    states: tuple[Any, ...]
+    body_limit: int
+    body_setting: str = "max_body_size"
 
 
 def freeze(router: Router, policy: AppPolicy | None = None) -> App:
@@ -94,8 +109,9 @@ class App:
     """A frozen router ready to answer requests (made by :func:`freeze`).
 
     ``routes``: a ``RouteInfo`` per route: a router's own routes in registration order, then
-    those of the routers nested in it, in the order they were nested. ``lifespans``: every lifespan, in the order they are entered; their values
-    are state. ``policy``: the limits it enforces."""
+    those of the routers nested in it, in the order they were nested. ``lifespans``: every
+    lifespan, in the order they are entered; their values are state. ``policy``: the limits
+    it enforces."""
 
     routes: tuple[RouteInfo, ...]
     lifespans: tuple[Lifespan, ...]
@@ -103,7 +119,8 @@ class App:
     _table: RouteTable[PreparedEndpoint, Unrouted]
     _root: Unrouted  # the outermost router's scope (a path no nest scope could be matched)
     _late_states: tuple[Deferred, ...]
-    _has_websockets: bool
+    #: some route is a WebSocket route (only then does an upgrade request route differently)
+    has_websockets: bool
 
     def check_late_state(self) -> None:
         """Once the lifespans have entered (and before a request is served): find the value of
@@ -112,34 +129,33 @@ class App:
         for late in self._late_states:
             late.resolve()
 
-    async def handle(self, request: Request) -> Response:
-        """Answer ``request`` through the middleware chain. Never raises but for
-        cancellation (the handler's state is whatever it left): every failure becomes an
-        error response that the middleware has seen. An accepted WebSocket upgrade is a
-        ``WebSocketAccept`` (101) the server acts on."""
-        if self._has_websockets and _asks_for_websocket(request):
-            found = self._table.match(WEBSOCKET, request.uri.raw_path)
+    def route(
+        self, method: str, raw_path: str, upgrade: bool
+    ) -> Found[PreparedEndpoint] | Found[Unanswered]:
+        """What answers a request for ``method`` and ``raw_path`` (``upgrade``: it asks for a
+        WebSocket, see ``has_websockets``): ``target.run(request)`` gives its response (an
+        accepted WebSocket upgrade is a ``WebSocketAccept``, 101, the server acts on) and
+        never raises but for cancellation: every failure becomes an error response that the
+        middleware has seen. ``params`` are the path parameters, ``target.states`` the state
+        its request sees, ``target.body_limit`` how much body it may have."""
+        if upgrade:
+            found = self._table.match(WEBSOCKET, raw_path)
             if type(found) is Found:
-                request.params = found.params
-                request._route_states = found.target.states
-                return await found.target.run(request)
-        match = self._table.match(request.method, request.uri.raw_path)
+                return found
+        match = self._table.match(method, raw_path)
         if type(match) is Found:
-            request.params = match.params
-            request._route_states = match.target.states
-            return await match.target.run(request)
+            return match
         if type(match) is NoRoute and match.fallback is not None:
-            request._route_states = match.fallback.states
-            return await match.fallback.run(request)
+            return Found(match.fallback, {})
         scope = getattr(match, "scope", None) or self._root
-        request._route_states = scope.states
 
         async def answer(request: Request) -> Response:
             return _answer_unrouted(match, request)
 
         # The terminal is bound to this request's routing outcome, so the chain is composed
         # here: a few closures, and only for requests no endpoint answers.
-        return await compose(scope.middlewares, answer)(request)
+        run = compose(scope.middlewares, answer)
+        return Found(Unanswered(run, scope.states, self.policy.max_body_size), {})
 
 
 class _Freezer:
@@ -203,14 +219,17 @@ class _Freezer:
         middlewares = _middlewares(endpoint.routers)
 
         async def call(request: Request) -> Response:
-            return await _call(plan, policy, request)
+            return await _call(plan, request)
 
         async def upgrade(request: Request) -> Response:
             return await _accept_upgrade(plan, endpoint.subprotocols, policy.websocket, request)
 
-        return PreparedEndpoint(
-            endpoint, plan, compose(middlewares, upgrade if websocket else call), states
-        )
+        run = compose(middlewares, upgrade if websocket else call)
+        if plan.multipart is not None:
+            return PreparedEndpoint(
+                endpoint, plan, run, states, plan.multipart.max_total_size, "max_total_size"
+            )
+        return PreparedEndpoint(endpoint, plan, run, states, policy.max_body_size, "max_body_size")
 
 
 def _middlewares(routers: tuple[Owner, ...]) -> tuple[Middleware, ...]:
@@ -221,12 +240,8 @@ def _middlewares(routers: tuple[Owner, ...]) -> tuple[Middleware, ...]:
     return middlewares
 
 
-async def _call(plan: HandlerPlan, policy: AppPolicy, request: Request) -> Response:
-    multipart = plan.multipart
-    if multipart is not None:
-        request.body_reader.limit_to(multipart.max_total_size, "max_total_size")
-    else:
-        request.body_reader.limit_to(policy.max_body_size, "max_body_size")
+async def _call(plan: HandlerPlan, request: Request) -> Response:
+    request.body_reader.refuse_declared_excess()  # middleware sees the 413
     response = to_response(await plan.call(request))
     if type(response.body_stream) is FileSource:  # opened now: middleware sees the answer
         return await resolve_file(response, request)
@@ -275,13 +290,6 @@ def _answer_unrouted(match: Any, request: Request) -> Response:
     if type(match) is BadPath:
         raise Error.bad_request(match.message)
     raise AssertionError(f"unknown route match {match!r}")  # pragma: no cover
-
-
-def _asks_for_websocket(request: Request) -> bool:
-    """An HTTP/1.1 upgrade to WebSocket, or an HTTP/2 extended CONNECT for one (RFC 8441)."""
-    if request.method == "GET":
-        return is_websocket_upgrade(b"GET", request.headers.raw)
-    return request.method == "CONNECT" and request.connect_protocol == "websocket"
 
 
 def _require_wsproto(pattern: str) -> None:

@@ -69,10 +69,9 @@ class BodyReader:
 
     ``receive`` is what the server provides (the protocol's body source), ``take_whole`` its
     shortcut for a body that has all arrived (the rest of it, or ``None``); ``declared`` the
-    declared ``Content-Length``. The limit starts as given (the server passes
-    ``max_body_size``); once the route is known the app sets the route's own with
-    :meth:`limit_to`, which also refuses a declared length over it before anything is read.
-    Cancellation: a checkpoint whenever ``receive`` has to wait."""
+    declared ``Content-Length``; ``limit`` the route's own (the route is matched before the
+    request is built), named after its ``setting`` in the 413. Cancellation: a checkpoint
+    whenever ``receive`` has to wait."""
 
     __slots__ = (
         "_limit",
@@ -103,11 +102,10 @@ class BodyReader:
         #: more than the limit arrived (the rest of the body is not wanted)
         self.exceeded = False
 
-    def limit_to(self, limit: int, setting: str) -> None:
-        """Apply ``limit`` (named after its ``setting`` in the 413 message) from now on; raises
-        ``PayloadTooLarge`` at once when the declared length is over it."""
-        self._limit, self._setting = limit, setting
-        if self.declared is not None and self.declared > limit:
+    def refuse_declared_excess(self) -> None:
+        """Raise ``PayloadTooLarge`` now when the declared length is over the limit (before
+        anything is read)."""
+        if self.declared is not None and self.declared > self._limit:
             raise self._too_large()
 
     async def __call__(self) -> bytes:
@@ -216,9 +214,58 @@ class Request:
     #: ``None`` for a request no server is serving.
     shutdown_signal: Shutdown | None = attrs.field(default=None, repr=False)
 
-    # Not a field (a request costs nothing more to build): the address the connection came
-    # from, set by the server only when a trusted proxy named another client; see ``peer``.
+    # Not fields: set by ``served`` only. The address the connection came from when a trusted
+    # proxy named another client (see ``peer``), and the state values of the routers that own
+    # the matched route, outermost first (see ``state``). Class attributes otherwise.
     _peer = _SAME_AS_CLIENT
+    _route_states = _NO_STATES
+
+    @classmethod
+    def served(
+        cls,
+        method: Method,
+        uri: Uri,
+        version: str,
+        headers: Headers,
+        params: dict[str, str],
+        client: tuple[str, int] | None,
+        scheme: str,
+        body_reader: BodyReader,
+        body_consumed: bool,
+        content_length: int | None,
+        tls: TLSInfo | None,
+        connect_protocol: str | None,
+        shutdown_signal: Shutdown | None,
+        peer: tuple[str, int] | None,
+        route_states: tuple[Any, ...],
+    ) -> Request:
+        """The request as the server hands it to the app: built once, from what the
+        connection parsed, what the trusted proxies forwarded (``client``, ``scheme``, the
+        ``Host`` in ``headers``; ``peer`` the connection's own address) and what routing
+        matched (``params``, the route's ``route_states``). Nothing changes it afterwards
+        but the body as it is read."""
+        # Every field stored here, not through __init__ (one call less per request; the
+        # package tests check that no field is missed).
+        request = cls.__new__(cls)
+        request.method = method
+        request.uri = uri
+        request.version = version
+        request.headers = headers
+        request.body = b""
+        request.params = params
+        request.extensions = Extensions()
+        request.client = client
+        request.scheme = scheme
+        request.body_reader = body_reader
+        request.body_consumed = body_consumed
+        request.content_length = content_length
+        request.tls = tls
+        request.connect_protocol = connect_protocol
+        request.shutdown_signal = shutdown_signal
+        if peer != client:
+            request._peer = peer
+        request._route_states = route_states
+        return request
 
     @property
     def peer(self) -> tuple[str, int] | None:
@@ -226,15 +273,6 @@ class Request:
         proxy (``ServerConfig.trusted_proxies``: forwarding headers or a PROXY protocol
         header) named the client: then ``client`` is that client and ``peer`` the proxy."""
         return self.client if self._peer is None else self._peer
-
-    @peer.setter
-    def peer(self, address: tuple[str, int] | None) -> None:
-        self._peer = address
-
-    # Not a field: the state values of the routers that own the matched route (outermost
-    # first), which the app sets once routing is done. A class attribute until then, so a
-    # request costs nothing more to build.
-    _route_states = _NO_STATES
 
     @functools.cached_property
     def query_pairs(self) -> list[tuple[str, str]]:

@@ -7,15 +7,20 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import attrs
 import pytest
 import trio
 
-from trioframe import Request, Response, Router, ServerConfig, WebSocketConnection
-from trioframe._app import AppPolicy, freeze
-from trioframe._http.headers import Header
+from trioframe import Method, Request, Response, Router, ServerConfig, Uri, WebSocketConnection
+from trioframe._app import AppPolicy, Unanswered, freeze
+from trioframe._http.headers import Header, Headers
 from trioframe._http.tls import TLSInfo
+from trioframe._multipart.decoder import MultipartConfig
+from trioframe._multipart.form import Multipart
 from trioframe._protocol.errors import UnsendableResponse
 from trioframe._protocol.request_head import RequestHead
+from trioframe._request import BodyReader
+from trioframe._routing.results import Found
 from trioframe._server.exchange import (
     Exchange,
     ExchangeGone,
@@ -220,10 +225,13 @@ async def test_an_app_that_raises_despite_its_promise_is_a_500(
 ) -> None:
     state = state_for(ROUTER)
 
-    async def broken(self: object, request: Request) -> Response:
+    async def broken(request: Request) -> Response:
         raise RuntimeError("a bug in the app layer")
 
-    monkeypatch.setattr(type(state.app), "handle", broken)
+    def route(self: object, method: str, raw_path: str, upgrade: bool) -> Found[Unanswered]:
+        return Found(Unanswered(broken, (), 1024), {})
+
+    monkeypatch.setattr(type(state.app), "route", route)
     exchange = FakeExchange(b"GET", b"/")
     await serve_exchange(exchange, state)
     assert exchange.calls == [("error", 500, "Internal Server Error")]
@@ -307,3 +315,57 @@ async def test_answer_cancelled_returns_how_the_exchange_ended(
     exchange = FakeExchange(b"GET", b"/")
     exchange.answer = answer
     assert await answer_cancelled(exchange) is outcome
+
+
+def test_the_servers_constructor_sets_every_field_of_the_request() -> None:
+    """``Request.served`` stores each field itself (no ``__init__`` call): a field added to
+    ``Request`` and forgotten there shows here."""
+    request = Request.served(
+        Method.GET,
+        Uri.parse("/a?b=1"),
+        "1.1",
+        Headers(((b"host", b"t"),)),
+        {"id": "7"},
+        ("10.0.0.1", 1),
+        "https",
+        BodyReader(),
+        True,
+        None,
+        None,
+        None,
+        None,
+        ("10.0.0.2", 2),
+        ("state",),
+    )
+    assert {field.name for field in attrs.fields(Request)} <= set(vars(request))
+    assert request.params == {"id": "7"}
+    assert (request.client, request.peer) == (("10.0.0.1", 1), ("10.0.0.2", 2))
+    assert request.state(str) == "state"
+
+
+async def test_the_route_decides_the_body_limit_before_the_request_is_built() -> None:
+    """The route is matched first: a multipart route's ``max_total_size`` is the limit its
+    body reader is built with, other routes' ``max_body_size``."""
+
+    async def upload(parts: Multipart) -> str:
+        async for _ in parts:
+            pass
+        return "never"
+
+    router = (
+        Router()
+        .post("/echo", echo)
+        .nest("/up", Router().post("/", upload).multipart_config(MultipartConfig(max_total_size=3)))
+    )
+    for path, expected in (
+        (b"/echo", "max_body_size (4 bytes)"),
+        (b"/up", "max_total_size (3 bytes)"),
+    ):
+        part = [b"--x", b'\r\nContent-Disposition: form-data; name="a"\r\n\r\n', b"hello"]
+        exchange = FakeExchange(b"POST", path, part)
+        form = [(b"content-type", b"multipart/form-data; boundary=x")]
+        exchange.head = RequestHead(b"POST", path, "1.1", form, None)  # no declared length
+        await serve_exchange(exchange, state_for(router, max_body_size=4))
+        responses = [call for call in exchange.calls if call[0] == "response"]
+        [(_, status, _, body)] = responses
+        assert status == 413 and expected in json.loads(body)["message"]

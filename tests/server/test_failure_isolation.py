@@ -126,7 +126,7 @@ async def websocket(url: str) -> None:
 STAGES: list[tuple[str, Any, str, Callable[[str], Any]]] = [
     ("read", Transport, "receive_now", plain_get),
     ("parse", ADAPTER, "next_event", plain_get),
-    ("app", App, "handle", plain_get),
+    ("app", App, "route", plain_get),
     ("serialise", ADAPTER, "send_head", plain_get),
     ("body", ADAPTER, "_next_body_event", post_chunked_body),
     ("whole body", ADAPTER, "take_whole_body", post_body),

@@ -3,9 +3,10 @@ function that serves it.
 
 A served connection (``http1/``, ``http2/``) parses a request head and hands the app side an
 ``Exchange``: the head, a cancel scope of its own, and the means to read the body and write the
-response. ``serve_exchange`` does the rest, identically for every protocol: it builds the
-``Request`` (whose ``BodyReader`` enforces the body limit: the one place a 413 for a body that
-is too large comes from), runs ``App.handle``, finalises the response purely
+response. ``serve_exchange`` does the rest, identically for every protocol: it routes the
+request first (``App.route``), builds the ``Request`` once from the head, the trusted proxies'
+decision and the match (its ``BodyReader`` enforces the route's body limit: the one place a
+413 for a body that is too large comes from), runs the route's chain, finalises the response purely
 (``_protocol/finalize.py``: Date, Content-Length, no body for HEAD/1xx/204/304) and writes it,
 or switches protocols for an accepted WebSocket upgrade. It returns how the exchange ended (an
 ``Outcome``): the exchange never changes its connection's state, the connection decides from
@@ -40,7 +41,8 @@ from .._http.method import KNOWN_METHODS, Method
 from .._http.url import Uri
 from .._protocol.errors import ProtocolError, UnsendableResponse
 from .._protocol.finalize import body_allowed, final_headers
-from .._request import BodyReader, Extensions, Request
+from .._protocol.websocket import is_websocket_upgrade
+from .._request import BodyReader, Request
 from .._response import CT_SSE
 from .._websocket.accept import WebSocketAccept
 from .clock import http_date
@@ -184,44 +186,47 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> Outcome:
     nothing but the cancellation of that scope (then call ``answer_cancelled``): whatever
     else goes wrong is answered (500) or ends the exchange, logged when it is a bug."""
     head = exchange.head
+    app = state.app
     try:
-        # Its __init__ called directly (a class called with keywords first builds a dict of
-        # them, 2,000 instructions) and positionally (matching 15 keywords to parameter names
-        # costs 1,200 more): the fields in their declared order, checked by
-        # test_the_request_is_built_from_the_exchange (tests/server/test_exchange.py).
-        request = Request.__new__(Request)
-        Request.__init__(
-            request,
-            KNOWN_METHODS.get(head.method) or Method.of(head.method),  # method
-            Uri.parse(head.target.decode("ascii")),  # uri
-            head.version,  # version
-            Headers(head.headers),  # headers
-            b"",  # body
-            {},  # params
-            Extensions(),  # extensions
-            exchange.client,  # client
-            exchange.scheme,  # scheme
-            BodyReader(  # body_reader
+        method = KNOWN_METHODS.get(head.method) or Method.of(head.method)
+        uri = Uri.parse(head.target.decode("ascii"))
+        upgrade = app.has_websockets and _asks_for_websocket(head)
+        found = app.route(method, uri.raw_path, upgrade)
+        target = found.target
+        client, scheme, fields = exchange.client, exchange.scheme, Headers(head.headers)
+        if state.proxies is not None:
+            client, scheme, fields = state.proxies.decide(client, scheme, fields)
+        # Positionally: matching 15 keywords to parameter names costs about 1,200
+        # instructions more (the order is checked by test_the_request_is_built_from_the_exchange).
+        request = Request.served(
+            method,
+            uri,
+            head.version,
+            fields,
+            found.params,
+            client,
+            scheme,
+            BodyReader(
                 exchange.receive_body,
                 head.content_length,
-                state.config.max_body_size,
-                "max_body_size",
+                target.body_limit,
+                target.body_setting,
                 exchange.take_whole_body,
             ),
             head.bodyless,  # body_consumed: nothing to read, whoever asks for the body gets b""
-            head.content_length,  # content_length
-            exchange.tls,  # tls
-            head.protocol,  # connect_protocol
-            state.shutdown,  # shutdown_signal
+            head.content_length,
+            exchange.tls,
+            head.protocol,
+            state.shutdown,
+            exchange.peer,
+            target.states,
         )
-        if state.proxies is not None:
-            state.proxies.apply(request, exchange.peer)
     except Exception:  # the head was checked before: a bug, this exchange's only
         state.log.exception("cannot build the request for %r", head.target)
         return await exchange.send_error(*_INTERNAL_ERROR)
     try:
-        response = await state.app.handle(request)
-    except Exception:  # App.handle answers every failure: this is a bug, not the client's
+        response = await target.run(request)
+    except Exception:  # the chain answers every failure: this is a bug, not the client's
         state.log.exception("the app failed to answer %s %s", request.method, request.uri)
         return await exchange.send_error(*_INTERNAL_ERROR)
     if request.body_reader.exceeded:
@@ -250,6 +255,13 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> Outcome:
         if started:
             return exchange.abort()
         return await exchange.send_error(*_INTERNAL_ERROR)
+
+
+def _asks_for_websocket(head: RequestHead) -> bool:
+    """An HTTP/1.1 upgrade to WebSocket, or an HTTP/2 extended CONNECT for one (RFC 8441)."""
+    if head.method == b"GET":
+        return is_websocket_upgrade(b"GET", head.headers)
+    return head.method == b"CONNECT" and head.protocol == "websocket"
 
 
 async def answer_cancelled(exchange: Exchange) -> Outcome:

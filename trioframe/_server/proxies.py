@@ -23,7 +23,6 @@ from .._proxy import (
     parse_header,
     resolve_forwarded,
 )
-from .._request import Request
 from .address import format_peer
 from .config import ServerConfig
 
@@ -58,22 +57,24 @@ class ProxyPolicy:
             return None
         return cls(config)
 
-    def apply(self, request: Request, peer: Address | None) -> None:
-        """Believe the forwarding headers when ``request.client`` is a trusted proxy (the
-        connection's own peer, or the source a PROXY header named); ``peer`` is the address
-        the connection came from, kept in ``request.peer`` when the client is another."""
-        found = resolve_forwarded(request.client, request.headers.raw, self.trusted, self.mode)
-        if found is not None:
-            if found.client is not None:
-                request.client = found.client
-            if found.scheme is not None:
-                request.scheme = found.scheme
-            if found.host is not None:
-                raw = [(k, v) for k, v in request.headers.raw if k != b"host"]
-                raw.insert(0, (b"host", found.host.encode("ascii")))
-                request.headers = Headers(tuple(raw))
-        if request.client != peer:
-            request.peer = peer
+    def decide(
+        self, client: Address | None, scheme: str, headers: Headers
+    ) -> tuple[Address | None, str, Headers]:
+        """The request's ``(client, scheme, headers)`` once the forwarding headers are
+        believed: only when ``client`` (the connection's own peer, or the source a PROXY
+        header named) is a trusted proxy; a forwarded host replaces ``Host``."""
+        found = resolve_forwarded(client, headers.raw, self.trusted, self.mode)
+        if found is None:
+            return client, scheme, headers
+        if found.client is not None:
+            client = found.client
+        if found.scheme is not None:
+            scheme = found.scheme
+        if found.host is not None:
+            raw = [(k, v) for k, v in headers.raw if k != b"host"]
+            raw.insert(0, (b"host", found.host.encode("ascii")))
+            headers = Headers(tuple(raw))
+        return client, scheme, headers
 
     async def read_proxy_header(
         self, stream: trio.abc.Stream, client: Address | None
