@@ -1,15 +1,17 @@
 """``ServerConfig`` is made of groups: every setting of every group has one flat keyword, one
-read-only property and one ``with_*`` method."""
+read-only property and one ``with_*`` method, and trioframe's own code reads the groups."""
 
 from __future__ import annotations
 
 import ast
 import inspect
+import pathlib
 import pickle
 
 import attrs
 import pytest
 
+import trioframe
 from trioframe import ServerConfig
 from trioframe._server.config import GROUPS, AppPolicy, Limits, Timeouts
 from trioframe._server.config import server_config as server_config_module
@@ -21,6 +23,8 @@ FIELDS = {
 OTHER_SETTERS = {"with_self_signed": "tls"}
 #: settings whose keyword takes more than the stored type (a converter normalises it)
 CONVERTED = {"tls", "trusted_proxies", "websocket_allowed_origins"}
+PACKAGE = pathlib.Path(trioframe.__file__).parent
+CONFIG_PACKAGE = PACKAGE / "_server" / "config"
 
 
 def test_each_setting_is_in_exactly_one_group() -> None:
@@ -115,3 +119,37 @@ def test_the_groups_hold_what_the_keywords_said() -> None:
     assert config.app_policy == AppPolicy(max_body_size=1024)
     assert config.limits == Limits(max_header_count=10)
     assert config.timeouts == Timeouts(body_timeout=3.0)
+
+
+def _reads_a_flat_setting(node: ast.AST) -> bool:
+    """``<...>config.<setting>``: a flat property read on something named like a config."""
+    if not isinstance(node, ast.Attribute) or node.attr not in FIELDS:
+        return False
+    receiver = node.value
+    name = receiver.attr if isinstance(receiver, ast.Attribute) else getattr(receiver, "id", "")
+    return name.lstrip("_") in {"config", "cfg", "server_config"}
+
+
+def test_trioframe_reads_settings_through_the_groups() -> None:
+    """Inside the package, ``config.limits.max_header_size``, never ``config.max_header_size``:
+    the flat properties are the public face only."""
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if CONFIG_PACKAGE in path.parents:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        offenders += [
+            f"{path.relative_to(PACKAGE)}:{node.lineno}: {ast.unparse(node)}"
+            for node in ast.walk(tree)
+            if _reads_a_flat_setting(node)
+        ]
+    assert offenders == []
+
+
+def test_the_flat_read_check_sees_a_flat_read() -> None:
+    def reads(source: str) -> bool:
+        return _reads_a_flat_setting(ast.parse(source, mode="eval").body)
+
+    assert reads("self.config.send_timeout") and reads("config.workers")
+    assert reads("state.config.max_body_size") and reads("self._config.http2")
+    assert not reads("config.timeouts.send_timeout") and not reads("self.workers")

@@ -191,7 +191,7 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> None:
             BodyReader(  # body_reader
                 exchange.receive_body,
                 head.content_length,
-                state.config.max_body_size,
+                state.max_body_size,
                 "max_body_size",
                 exchange.take_whole_body,
             ),

@@ -87,7 +87,8 @@ class HTTP1Connection:
         initial: bytes = b"",
     ) -> None:
         self.state = state
-        self.config = state.config
+        self.timeouts = state.config.timeouts
+        self.limits = state.config.limits
         self.stream = stream
         self.client = client
         #: the address the connection came from (``client``: a PROXY header may name another)
@@ -223,7 +224,11 @@ class HTTP1Connection:
 
     def _on_peer_gone(self) -> None:
         self.peer_gone = True
-        if self._exchange is not None and self.handler_running and self.config.cancel_on_disconnect:
+        if (
+            self._exchange is not None
+            and self.handler_running
+            and self.timeouts.cancel_on_disconnect
+        ):
             self._scope.cancel()
 
     async def next_body_event(self, scope: trio.CancelScope, pace: BodyPace, received: int) -> Any:
@@ -280,11 +285,11 @@ class HTTP1Connection:
         return None
 
     async def _request_loop(self) -> None:
-        config = self.config
+        timeouts = self.timeouts
         adapter = self.adapter
         reader = self.reader
         scope = self._scope
-        idle_timeout = config.header_timeout  # a new connection: until its first byte
+        idle_timeout = timeouts.header_timeout  # a new connection: until its first byte
         while True:
             # Once per request, a checkpoint: reads and writes that need no wait are none, so
             # a client that pipelines cannot starve the other tasks, and a cancellation lands.
@@ -312,7 +317,7 @@ class HTTP1Connection:
             event = adapter.next_event()
             if event is NEED_DATA:
                 self.waiting_since = trio.current_time()
-                scope.deadline = self.waiting_since + config.header_timeout
+                scope.deadline = self.waiting_since + timeouts.header_timeout
                 while (event := adapter.next_event()) is NEED_DATA:
                     if not reader.read_now():
                         self.state.slot_evictable()
@@ -340,12 +345,12 @@ class HTTP1Connection:
                 return
             if adapter.in_body:
                 self.phase = Phase.DRAIN
-                pace = BodyPace(config)
+                pace = BodyPace(timeouts)
                 drained = 0
                 while type(event := await self.next_body_event(scope, pace, drained)) is BodyChunk:
                     drained += len(event.data)
             adapter.start_next_cycle()
-            idle_timeout = config.keep_alive_timeout
+            idle_timeout = timeouts.keep_alive_timeout
 
     # -- writing --------------------------------------------------------------------------------
     async def send_error(self, status: int, message: str, *, send_body: bool = True) -> None:
@@ -360,7 +365,7 @@ class HTTP1Connection:
             error_body(status, message),
             send_body=send_body,
         )
-        with trio.move_on_after(self.config.send_timeout):
+        with trio.move_on_after(self.timeouts.send_timeout):
             try:
                 await self.stream.send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError):

@@ -48,7 +48,7 @@ class HTTP1Exchange(Exchange):
         self.body_received = 0
         self._waiting_for_body = False
         connection.handler_running = True  # the watcher reads ahead once it blocks
-        if connection.peer_gone and connection.config.cancel_on_disconnect:
+        if connection.peer_gone and connection.timeouts.cancel_on_disconnect:
             self.scope.cancel()  # already gone: the handler starts cancelled
 
     # -- the request body -----------------------------------------------------------------------
@@ -69,7 +69,7 @@ class HTTP1Exchange(Exchange):
                 self._waiting_for_body = True
                 pace = self.pace
                 if pace is None:
-                    pace = self.pace = BodyPace(connection.config)
+                    pace = self.pace = BodyPace(connection.timeouts)
                 try:
                     event = await connection.next_body_event(self.scope, pace, self.body_received)
                 finally:
@@ -77,7 +77,7 @@ class HTTP1Exchange(Exchange):
                         self._waiting_for_body = False
         except ProtocolError as exc:
             connection.must_close = True
-            if connection.peer_gone and connection.config.cancel_on_disconnect:
+            if connection.peer_gone and connection.timeouts.cancel_on_disconnect:
                 await trio.lowlevel.checkpoint()  # the client left: deliver the cancellation
             raise Error(exc.status, exc.message) from None
         if type(event) is not BodyChunk:
@@ -108,7 +108,7 @@ class HTTP1Exchange(Exchange):
             sent = connection.transport.send_now(data)
             if sent < len(data):
                 scope = self.scope
-                scope.deadline = trio.current_time() + connection.config.send_timeout
+                scope.deadline = trio.current_time() + connection.timeouts.send_timeout
                 await connection.transport.send_all(data, sent)
                 scope.deadline = math.inf
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -133,7 +133,7 @@ class HTTP1Exchange(Exchange):
             return
         connection.adapter.send_data_elsewhere(length)
         scope = self.scope
-        scope.deadline = trio.current_time() + connection.config.send_timeout
+        scope.deadline = trio.current_time() + connection.timeouts.send_timeout
         try:
             await transport.send_file(fd, offset, length)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -158,7 +158,7 @@ class HTTP1Exchange(Exchange):
         if (
             connection.must_close
             or connection.state.shutting_down
-            or connection.requests >= connection.config.max_requests_per_connection
+            or connection.requests >= connection.limits.max_requests_per_connection
             or (adapter.in_body and not self._drainable())
         ):
             connection.linger = adapter.in_body
@@ -172,7 +172,7 @@ class HTTP1Exchange(Exchange):
         if head.chunked or self.connection.adapter.they_expect_continue:
             return False
         left = (head.content_length or 0) - self.body_received
-        return left <= self.connection.config.max_drain_size
+        return left <= self.connection.limits.max_drain_size
 
     async def _write(self, data: bytes) -> None:
         """Write within ``send_timeout`` (a deadline on this exchange's scope, set only when
@@ -185,7 +185,7 @@ class HTTP1Exchange(Exchange):
             sent = connection.transport.send_now(data)
             if sent < len(data):
                 scope = self.scope
-                scope.deadline = trio.current_time() + connection.config.send_timeout
+                scope.deadline = trio.current_time() + connection.timeouts.send_timeout
                 await connection.transport.send_all(data, sent)
                 scope.deadline = math.inf
         except (trio.BrokenResourceError, trio.ClosedResourceError):

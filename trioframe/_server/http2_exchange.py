@@ -86,7 +86,7 @@ class HTTP2Exchange(Exchange):
         (``cancel_on_disconnect``); a WebSocket session sees the end of its stream instead and
         closes as it does on HTTP/1.1."""
         self.gone = True
-        if self.connection.config.cancel_on_disconnect and self.websocket is None:
+        if self.connection.timeouts.cancel_on_disconnect and self.websocket is None:
             self.scope.cancel()
         self.wake()
 
@@ -118,7 +118,7 @@ class HTTP2Exchange(Exchange):
             self._waiting_for_body = True
             pace = self.pace
             if pace is None:
-                pace = self.pace = BodyPace(self.connection.config)
+                pace = self.pace = BodyPace(self.connection.timeouts)
             self.scope.deadline = pace.start_wait(self.body_fed)
             try:
                 while self.has_body_waiting:
@@ -194,7 +194,7 @@ class HTTP2Exchange(Exchange):
         headers.append((b"content-length", b"%d" % len(body)))
         if self.head.method == b"HEAD":  # the length is said, the body never sent
             body = b""
-        with trio.move_on_after(self.connection.config.send_timeout), suppress(ExchangeGone):
+        with trio.move_on_after(self.connection.timeouts.send_timeout), suppress(ExchangeGone):
             await self.send_response(status, headers, body)
 
     async def _send(self, data: bytes, *, end: bool) -> None:
@@ -202,7 +202,7 @@ class HTTP2Exchange(Exchange):
         stream), within ``send_timeout`` for each wait."""
         adapter = self.connection.adapter
         view = memoryview(data)
-        timeout = self.connection.config.send_timeout
+        timeout = self.connection.timeouts.send_timeout
         while True:
             self._check_open()
             window = adapter.send_window(self.stream_id)

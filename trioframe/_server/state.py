@@ -37,6 +37,8 @@ class ServingState:
     head_limits: HeadLimits
     #: the HTTP/1.1 adapter class (``ServerConfig.http1_parser``)
     http1_adapter: type[BaseHTTP1Adapter]
+    #: the body limit every request starts with (``AppPolicy.max_body_size``)
+    max_body_size: int
     #: the server's TLS context (``None``: plain HTTP)
     tls_context: ssl.SSLContext | None = None
     #: the trusted proxies (``None``: none, the forwarding headers are not looked at)
@@ -112,16 +114,18 @@ class ServingState:
     ) -> ServingState:
         from .proxies import ProxyPolicy  # (it imports the request layer)
 
-        limits = HeadLimits(
-            max_head_size=config.max_header_size,
-            max_request_line_size=config.max_request_line_size,
-            max_header_count=config.max_header_count,
+        limits = config.limits
+        head_limits = HeadLimits(
+            max_head_size=limits.max_header_size,
+            max_request_line_size=limits.max_request_line_size,
+            max_header_count=limits.max_header_count,
         )
         return cls(
             app=app,
             config=config,
-            head_limits=limits,
-            http1_adapter=adapter_class(config.http1_parser),
+            head_limits=head_limits,
+            http1_adapter=adapter_class(config.protocols.http1_parser),
+            max_body_size=config.app_policy.max_body_size,
             tls_context=tls_context,
             proxies=ProxyPolicy.of(config),
         )
