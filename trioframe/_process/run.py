@@ -24,7 +24,7 @@ log = logging.getLogger("trioframe")
 def run_server(server: Server) -> None:
     """``server.run()``: see its docstring for what it raises and how it exits."""
     _log_to_stderr_if_unconfigured()
-    if server.config.workers > 1:
+    if server.config.processes.workers > 1:
         status = run_workers(target_of(server.router), server.host, server.port, server.config)
         if status:
             raise SystemExit(status)

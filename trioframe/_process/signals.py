@@ -32,7 +32,7 @@ async def watch_signals(server: Server, cancel_scope: trio.CancelScope) -> None:
             log.info("%s received: shutting down", signal.Signals(signum).name)
             server.shutdown()
             break
-        limit = server.config.shutdown_timeout + FINAL_GRACE + HARD_EXIT_GRACE
+        limit = server.config.timeouts.shutdown_timeout + FINAL_GRACE + HARD_EXIT_GRACE
         with trio.move_on_after(limit):
             async for signum in signals:
                 _exit_now(f"second {signal.Signals(signum).name}")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import trio
 
 if TYPE_CHECKING:
-    from .config import ServerConfig
+    from .config import Timeouts
 
 __all__ = ["BodyPace"]
 
@@ -32,9 +32,9 @@ class BodyPace:
 
     __slots__ = ("_rate", "_started", "_timeout", "_waited", "too_slow")
 
-    def __init__(self, config: ServerConfig) -> None:
-        self._timeout = config.body_timeout
-        self._rate = config.min_body_rate
+    def __init__(self, timeouts: Timeouts) -> None:
+        self._timeout = timeouts.body_timeout
+        self._rate = timeouts.min_body_rate
         self._waited = 0.0  # seconds spent waiting for this body so far
         self._started = 0.0
         #: the current wait ends at the rate's deadline, before ``body_timeout``'s

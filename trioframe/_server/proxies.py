@@ -37,23 +37,24 @@ class ProxyPolicy:
     """The trusted proxies of one server and what is believed from them."""
 
     def __init__(self, config: ServerConfig) -> None:
+        proxies = config.proxies
         try:
-            self.trusted = TrustedProxies(config.trusted_proxies)
+            self.trusted = TrustedProxies(proxies.trusted_proxies)
         except ValueError as error:
             raise ConfigurationError(f"trusted_proxies: {error}") from None
-        if config.proxy_protocol and not self.trusted:
+        if proxies.proxy_protocol and not self.trusted:
             raise ConfigurationError(
                 "proxy_protocol=True needs trusted_proxies: the PROXY header is believed "
                 "only from them"
             )
-        self.mode = config.proxy_headers
-        self.proxy_protocol = config.proxy_protocol
-        self.header_timeout = config.header_timeout
+        self.mode = proxies.proxy_headers
+        self.proxy_protocol = proxies.proxy_protocol
+        self.header_timeout = config.timeouts.header_timeout
 
     @classmethod
     def of(cls, config: ServerConfig) -> ProxyPolicy | None:
         """The policy, or ``None`` when no proxy is trusted (nothing to do per request)."""
-        if not config.trusted_proxies and not config.proxy_protocol:
+        if not config.proxies.trusted_proxies and not config.proxies.proxy_protocol:
             return None
         return cls(config)
 

@@ -73,20 +73,23 @@ class Server:
     # -- building the shared state --------------------------------------------------------
     def _prepare(self) -> ServingState:
         if self._state is None:
-            if self.config.http2:
+            protocols = self.config.protocols
+            if protocols.http2:
                 _require_h2()
-            config = self.config
+            limits = self.config.app_limits
             websocket = WebSocketPolicy(
-                allowed_origins=config.websocket_allowed_origins,
-                compression=config.websocket_compression,
-                max_message_size=config.websocket_max_message_size,
+                allowed_origins=limits.websocket_allowed_origins,
+                compression=limits.websocket_compression,
+                max_message_size=limits.websocket_max_message_size,
             )
-            policy = AppPolicy(config.max_body_size, config.max_json_size, websocket)
-            app = freeze(self.router, policy)
+            app = freeze(
+                self.router,
+                AppPolicy(limits.max_body_size, limits.max_json_size, websocket),
+            )
             context = None
-            if config.tls is not None:
-                context = server_context(config.tls, http2=config.http2)
-            self._state = ServingState.create(app, config, context)
+            if protocols.tls is not None:
+                context = server_context(protocols.tls, http2=protocols.http2)
+            self._state = ServingState.create(app, self.config, context)
         return self._state
 
     async def handle_stream(self, stream: trio.abc.Stream, client: tuple[str, int] | None) -> None:
@@ -123,7 +126,7 @@ class Server:
         after a graceful shutdown. Installs no signal handlers. Cancelling it closes every
         connection at once (no grace period); the lifespans then exit under that
         cancellation."""
-        if self.config.workers > 1:
+        if self.config.processes.workers > 1:
             raise ConfigurationError(
                 "workers > 1 needs worker processes: use Server.run() or the command line "
                 "(serve() runs in the calling process)"
@@ -140,8 +143,8 @@ class Server:
         lifecycle = self._lifecycle = Lifecycle(state.app.lifespans, state.app.check_late_state)
         try:
             addresses = [_sockname(listener) for listener in listeners]
-            scheme = "http" if self.config.tls is None else "https"
-            limiter = trio.Semaphore(self.config.max_connections)
+            scheme = "http" if self.config.protocols.tls is None else "https"
+            limiter = trio.Semaphore(self.config.limits.max_connections)
             async with lifecycle.running(), trio.open_nursery() as connections:
                 async with trio.open_nursery() as acceptors:
                     for listener in listeners:
@@ -212,7 +215,7 @@ class Server:
         state.begin_shutdown()
         for connection in list(state.connections):
             connection.begin_shutdown()
-        with trio.move_on_after(self.config.shutdown_timeout):
+        with trio.move_on_after(self.config.timeouts.shutdown_timeout):
             await state.wait_all_closed()
         for connection in list(state.connections):
             connection.cancel_for_shutdown()

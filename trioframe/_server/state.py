@@ -112,16 +112,17 @@ class ServingState:
     ) -> ServingState:
         from .proxies import ProxyPolicy  # (it imports the request layer)
 
-        limits = HeadLimits(
-            max_head_size=config.max_header_size,
-            max_request_line_size=config.max_request_line_size,
-            max_header_count=config.max_header_count,
+        limits = config.limits
+        head_limits = HeadLimits(
+            max_head_size=limits.max_header_size,
+            max_request_line_size=limits.max_request_line_size,
+            max_header_count=limits.max_header_count,
         )
         return cls(
             app=app,
             config=config,
-            head_limits=limits,
-            http1_adapter=adapter_class(config.http1_parser),
+            head_limits=head_limits,
+            http1_adapter=adapter_class(config.protocols.http1_parser),
             tls_context=tls_context,
             proxies=ProxyPolicy.of(config),
         )

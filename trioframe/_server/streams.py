@@ -61,12 +61,12 @@ async def _connect(
     ``None`` (the stream closed) when an opening step failed or the connection was evicted
     meanwhile."""
     tcp_peer = client  # (a PROXY header may name another client)
-    config = state.config
+    protocols = state.config.protocols
     proxies = state.proxies
     proxy_header = proxies is not None and proxies.proxy_protocol
     tls: TLSInfo | None = None
     first = b""
-    if proxy_header or state.tls_context is not None or config.http2:
+    if proxy_header or state.tls_context is not None or protocols.http2:
         opening = Opening(stream)
         state.opening.add(opening)
         state.slot_evictable()
@@ -80,7 +80,7 @@ async def _connect(
             return None
         stream, client, tls, first = opened
     alpn = tls.alpn_protocol if tls is not None else None
-    if choose_protocol(alpn, first, http2_enabled=config.http2) is Protocol.HTTP2:
+    if choose_protocol(alpn, first, http2_enabled=protocols.http2) is Protocol.HTTP2:
         from .http2.connection import HTTP2Connection  # h2: imported only once it is needed
 
         connection: ServedConnection = HTTP2Connection(state, stream, client, tls, first)
@@ -102,7 +102,7 @@ async def _open(
             return None
     tls: TLSInfo | None = None
     if state.tls_context is not None:
-        peer, timeout = format_peer(client), state.config.tls_handshake_timeout
+        peer, timeout = format_peer(client), state.config.protocols.tls_handshake_timeout
         with trio.move_on_after(timeout) as waiting:
             secured = await handshake(stream, state.tls_context, peer)
         if waiting.cancelled_caught:
@@ -112,8 +112,8 @@ async def _open(
             return None  # the handshake failed
         stream, tls = secured, tls_info(secured)
     first = b""
-    if state.config.http2 and tls is None:  # cleartext: HTTP/2 with prior knowledge opens
-        with trio.move_on_after(state.config.header_timeout):  # with the preface
+    if state.config.protocols.http2 and tls is None:  # cleartext: HTTP/2 with prior knowledge opens
+        with trio.move_on_after(state.config.timeouts.header_timeout):  # with the preface
             while needs_more_bytes(first, http2_enabled=True):
                 try:
                     data = await stream.receive_some(len(H2_PREFACE) - len(first))

@@ -76,7 +76,8 @@ class ServerSession:
         extensions: list[Any],
     ) -> None:
         self._stream = stream
-        self._config = config
+        self._timeouts = config.timeouts
+        self._options = config.websocket_options
         self._ws = HalfClosingConnection(ConnectionType.SERVER, extensions)
         self._send_lock = trio.StrictFIFOLock()
         self._writing_since: float | None = None  # when the write in progress began
@@ -88,7 +89,7 @@ class ServerSession:
         self._ended = trio.Event()
         self._end_code = 1006
         self._end_reason = ""
-        self._assembler = MessageAssembler(config.websocket_max_message_size)
+        self._assembler = MessageAssembler(config.app_limits.websocket_max_message_size)
         self._pong = trio.Event()
         self._reader_waits = False  # for the handler (to make room, to catch up), not the peer
         self._queued = 0  # messages put in the queue so far
@@ -115,7 +116,7 @@ class ServerSession:
                 if self._caught_up is not None:
                     self._caught_up.set()
                 await self.close(code, reason)
-                with trio.move_on_after(self._config.websocket_close_timeout):
+                with trio.move_on_after(self._options.websocket_close_timeout):
                     await self._ended.wait()
                 nursery.cancel_scope.cancel()
             finally:
@@ -162,11 +163,11 @@ class ServerSession:
         self._stop_receiving(final.code, final.reason)
         self._end_code, self._end_reason = code, reason
         self._ended.set()
-        if self._config.cancel_on_disconnect and self._nursery is not None:
+        if self._timeouts.cancel_on_disconnect and self._nursery is not None:
             self._nursery.start_soon(self._cancel_lingering_handler)
 
     async def _cancel_lingering_handler(self) -> None:
-        await trio.sleep(self._config.websocket_close_timeout)
+        await trio.sleep(self._options.websocket_close_timeout)
         self._handler_scope.cancel()
 
     async def _abort(self, code: int, reason: str, final: Close) -> None:
@@ -251,7 +252,7 @@ class ServerSession:
     async def _send_watchdog(self) -> None:
         """Drop the connection (1006, "send timed out") under a write that has waited
         ``send_timeout`` for the peer to read: the stuck ``send_all`` then fails."""
-        timeout = self._config.send_timeout
+        timeout = self._timeouts.send_timeout
         while True:
             since, serial = self._writing_since, self._writes
             if since is None:
@@ -352,7 +353,7 @@ class ServerSession:
             self._caught_up = trio.Event()
             self._reader_waits = True
             try:
-                with trio.move_on_after(self._config.websocket_close_timeout):
+                with trio.move_on_after(self._options.websocket_close_timeout):
                     await self._caught_up.wait()
             finally:
                 self._reader_waits = False
@@ -362,7 +363,7 @@ class ServerSession:
         then drop the TCP connection. Nothing more is read, but the handler first answers the
         messages that came before the bad frame (``_let_handler_catch_up``)."""
         await self._let_handler_catch_up()
-        with trio.move_on_after(self._config.websocket_close_timeout):
+        with trio.move_on_after(self._options.websocket_close_timeout):
             if self._ws.state is ConnectionState.OPEN:
                 short = reason.encode()[:120].decode(errors="ignore")
                 with suppress(WebSocketClosed):
@@ -377,20 +378,20 @@ class ServerSession:
         """Ping every ``websocket_ping_interval``; a peer that does not answer within
         ``websocket_ping_timeout`` is dropped (unless the reader is only waiting for the
         handler, to read or to answer before a Close: backpressure, not a dead peer)."""
-        config = self._config
-        next_ping = trio.current_time() + config.websocket_ping_interval
+        options = self._options
+        next_ping = trio.current_time() + options.websocket_ping_interval
         while True:
             await trio.sleep_until(next_ping)
             if self._ws.state is not ConnectionState.OPEN:
                 return
             # Counted from this ping, not from its pong: one ping per interval.
-            next_ping = trio.current_time() + config.websocket_ping_interval
+            next_ping = trio.current_time() + options.websocket_ping_interval
             self._pong = trio.Event()
             try:
                 await self._send_event(Ping(payload=_KEEPALIVE_PAYLOAD))
             except WebSocketClosed:
                 return
-            with trio.move_on_after(config.websocket_ping_timeout):
+            with trio.move_on_after(options.websocket_ping_timeout):
                 await self._pong.wait()
             if not self._pong.is_set() and not self._reader_waits:
                 log.info("WebSocket peer did not answer a ping in time: dropping it")

@@ -53,11 +53,11 @@ def run(args: argparse.Namespace) -> int:
         require_watchfiles()
         command = python_command(child_arguments(args, port))
         directories = args.reload_dir or ["."]
-        return Reloader(command, directories, config.shutdown_timeout + KILL_MARGIN).run()
+        return Reloader(command, directories, config.timeouts.shutdown_timeout + KILL_MARGIN).run()
     stop_with_reloader()
     router = load_router(args.target)  # also with workers: a wrong target fails here, at once
     try:
-        if config.workers > 1:
+        if config.processes.workers > 1:
             return run_workers(args.target, args.host, port, config)
         run_server(Server(router, (args.host, port), config))
     except OSError as error:

@@ -22,15 +22,20 @@ def run_workers(target: str, host: str, port: int, config: ServerConfig) -> int:
     processes until SIGINT/SIGTERM; the exit status: 0 after a graceful shutdown, 1 after a
     second signal, 3 when a worker failed to start. Raises ``OSError`` when the address
     cannot be bound and ``ConfigurationError`` for a config workers cannot share."""
-    if isinstance(config.tls, ssl.SSLContext):
+    tls = config.protocols.tls
+    if isinstance(tls, ssl.SSLContext):
         raise ConfigurationError(
             "workers > 1 cannot share an ssl.SSLContext between processes: give the "
             "certificate and key files (with_tls(cert_file, key_file))"
         )
-    if isinstance(config.tls, SelfSigned):  # one certificate for the whole fleet
-        config = config.with_tls(*self_signed_files(config.tls.hosts))
+    if isinstance(tls, SelfSigned):  # one certificate for the whole fleet
+        config = config.with_tls(*self_signed_files(tls.hosts))
     supervisor = Supervisor(
-        target, host, port, config, reuse_port=config.reuse_port and reuse_port_supported()
+        target,
+        host,
+        port,
+        config,
+        reuse_port=config.processes.reuse_port and reuse_port_supported(),
     )
     supervisor.bind()
     return supervisor.run()

@@ -93,7 +93,7 @@ class Supervisor:
         self.sockets: dict[int, list[socket.socket]] = {}  # by slot (all slots: the same)
         self.addresses: list[Address] = []  # what they are bound to
         self.selector = selectors.DefaultSelector()
-        self.crashes = [0] * config.workers
+        self.crashes = [0] * config.processes.workers
         self.respawns: dict[int, float] = {}  # slot -> when
         self.rolling: list[int] = []  # slots left to restart
         self.stopping: float | None = None
@@ -107,7 +107,7 @@ class Supervisor:
         """Bind every slot's sockets. ``OSError`` if one cannot be."""
         first = bind_sockets(self.host, self.port, reuse_port=self.reuse_port)
         self.addresses = [address_of(sock) for sock in first]
-        for slot in range(self.config.workers):
+        for slot in range(self.config.processes.workers):
             if slot == 0 or not self.reuse_port:
                 self.sockets[slot] = first
             else:
@@ -117,9 +117,10 @@ class Supervisor:
         read_end, write_end = os.pipe()
         sockets = self.sockets[slot]
         fds = [sock.fileno() for sock in sockets]
-        budget = self.config.max_requests_per_worker
-        if budget is not None and self.config.max_requests_jitter:
-            budget = max(1, budget - random.randint(0, self.config.max_requests_jitter))
+        processes = self.config.processes
+        budget = processes.max_requests_per_worker
+        if budget is not None and processes.max_requests_jitter:
+            budget = max(1, budget - random.randint(0, processes.max_requests_jitter))
         spec = WorkerSpec(
             target=self.target,
             host=self.host,
@@ -157,7 +158,7 @@ class Supervisor:
         handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
         previous = {signum: signal.signal(signum, self._on_signal) for signum in handled}
         try:
-            for slot in range(self.config.workers):
+            for slot in range(self.config.processes.workers):
                 self.spawn(slot)
             while self.status is None:
                 for key, _ in self.selector.select(timeout=0.25):
@@ -241,13 +242,13 @@ class Supervisor:
                 self._roll_next()
         if not self.announced and self.stopping is None and all(w.ready for w in self.workers):
             self.announced = True
-            scheme = "http" if self.config.tls is None else "https"
+            scheme = "http" if self.config.protocols.tls is None else "https"
             for sock in self.sockets[0]:
                 log.info(
                     "trioframe serving on %s://%s (%d workers)",
                     scheme,
                     format_peer(_address(sock)),
-                    self.config.workers,
+                    self.config.processes.workers,
                 )
 
     def _roll_next(self) -> None:
@@ -349,8 +350,8 @@ class Supervisor:
             if now >= due and self.stopping is None:
                 del self.respawns[slot]
                 self.spawn(slot)
-        timeout = self.config.worker_heartbeat_timeout
-        deadline = self.config.shutdown_timeout + DRAIN_GRACE
+        timeout = self.config.processes.worker_heartbeat_timeout
+        deadline = self.config.timeouts.shutdown_timeout + DRAIN_GRACE
         for worker in self.workers:
             if worker.process.returncode is not None:
                 continue
@@ -390,7 +391,9 @@ class Supervisor:
             and worker.ready
             and not worker.replaced
             and self.stopping is None
-            and STALL_AFTER < now - worker.last_beat < self.config.worker_heartbeat_timeout
+            and STALL_AFTER
+            < now - worker.last_beat
+            < self.config.processes.worker_heartbeat_timeout
         )
 
     def _kill_all(self) -> None:

@@ -84,7 +84,8 @@ class HTTP1Connection:
         initial: bytes = b"",
     ) -> None:
         self.state = state
-        self.config = state.config
+        self.timeouts = state.config.timeouts
+        self.limits = state.config.limits
         self.stream = stream
         self.client = client
         #: the address the connection came from (``client``: a PROXY header may name another)
@@ -211,7 +212,7 @@ class HTTP1Connection:
     # -- reading --------------------------------------------------------------------------------
     def _on_peer_gone(self) -> None:
         self.peer_gone = True
-        if self.reader.reading_ahead and self.config.cancel_on_disconnect:
+        if self.reader.reading_ahead and self.timeouts.cancel_on_disconnect:
             self._scope.cancel()  # the exchange's handler runs: cancelled
 
     async def next_body_event(self, scope: trio.CancelScope, pace: BodyPace, received: int) -> Any:
@@ -268,11 +269,11 @@ class HTTP1Connection:
         return None
 
     async def _request_loop(self) -> None:
-        config = self.config
+        timeouts = self.timeouts
         adapter = self.adapter
         reader = self.reader
         scope = self._scope
-        idle_timeout = config.header_timeout  # a new connection: until its first byte
+        idle_timeout = timeouts.header_timeout  # a new connection: until its first byte
         while True:
             # Once per request, a checkpoint: reads and writes that need no wait are none, so
             # a client that pipelines cannot starve the other tasks, and a cancellation lands.
@@ -300,7 +301,7 @@ class HTTP1Connection:
             event = adapter.next_event()
             if event is NEED_DATA:
                 self.waiting_since = trio.current_time()
-                scope.deadline = self.waiting_since + config.header_timeout
+                scope.deadline = self.waiting_since + timeouts.header_timeout
                 while (event := adapter.next_event()) is NEED_DATA:
                     if not reader.read_now():
                         self.state.slot_evictable()
@@ -319,7 +320,7 @@ class HTTP1Connection:
             if event.content_length is None and not event.chunked:
                 adapter.next_event()  # a body-less request: take its end now, no I/O
             exchange = self._exchange = HTTP1Exchange(self, event, scope)
-            if self.peer_gone and config.cancel_on_disconnect:
+            if self.peer_gone and timeouts.cancel_on_disconnect:
                 scope.cancel()  # already gone: the handler starts cancelled
             # (cancelled: ``_serve`` still needs the exchange)
             outcome = await reader.run_watched(serve_exchange(exchange, self.state))
@@ -330,12 +331,12 @@ class HTTP1Connection:
                 return
             if adapter.in_body:
                 self.phase = Phase.DRAIN
-                pace = BodyPace(config)
+                pace = BodyPace(timeouts)
                 drained = 0
                 while type(event := await self.next_body_event(scope, pace, drained)) is BodyChunk:
                     drained += len(event.data)
             adapter.start_next_cycle()
-            idle_timeout = config.keep_alive_timeout
+            idle_timeout = timeouts.keep_alive_timeout
 
     def _exchange_ended(self, outcome: Outcome) -> None:
         """The last exchange of the connection ended with ``outcome``: linger or not."""
@@ -348,5 +349,5 @@ class HTTP1Connection:
         """Answer a request the connection could not hand to an exchange (a broken or timed
         out head, a refusal) with the standard error body and ``Connection: close``
         (``error_answer.py``); the connection ends after it."""
-        if not await send_error_answer(self.stream, self.config, status, message):
+        if not await send_error_answer(self.stream, self.timeouts, status, message):
             self.peer_gone = True

@@ -17,7 +17,7 @@ from ..._protocol.http1 import render_simple_response
 from ..clock import http_date
 
 if TYPE_CHECKING:
-    from ..config import ServerConfig
+    from ..config import Timeouts
 
 __all__ = ["send_error_answer"]
 
@@ -26,7 +26,7 @@ _JSON = (b"content-type", b"application/json")
 
 async def send_error_answer(
     stream: trio.abc.Stream,
-    config: ServerConfig,
+    timeouts: Timeouts,
     status: int,
     message: str,
     *,
@@ -41,7 +41,7 @@ async def send_error_answer(
         error_body(status, message),
         send_body=send_body,
     )
-    with trio.move_on_after(config.send_timeout):
+    with trio.move_on_after(timeouts.send_timeout):
         try:
             await stream.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError):

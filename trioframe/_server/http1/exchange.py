@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..._http.tls import TLSInfo
     from ..._protocol.http1_base import BaseHTTP1Adapter
     from ..._protocol.request_head import RequestHead
-    from ..config import ServerConfig
+    from ..config import Limits, Timeouts
     from ..state import ServingState
     from ..transport import Transport
     from .reader import StreamReader
@@ -47,7 +47,9 @@ class ConnectionView(Protocol):
     @property
     def state(self) -> ServingState: ...
     @property
-    def config(self) -> ServerConfig: ...
+    def timeouts(self) -> Timeouts: ...
+    @property
+    def limits(self) -> Limits: ...
     @property
     def stream(self) -> trio.abc.Stream: ...
     @property
@@ -118,7 +120,7 @@ class HTTP1Exchange(Exchange):
                 self._waiting_for_body = True
                 pace = self.pace
                 if pace is None:
-                    pace = self.pace = BodyPace(connection.config)
+                    pace = self.pace = BodyPace(connection.timeouts)
                 try:
                     event = await connection.next_body_event(self.scope, pace, self.body_received)
                 finally:
@@ -127,7 +129,7 @@ class HTTP1Exchange(Exchange):
         except ProtocolError as exc:
             if self._ending is Outcome.KEEP_ALIVE:
                 self._ending = Outcome.CLOSE  # the rest of the body cannot be read
-            if connection.peer_gone and connection.config.cancel_on_disconnect:
+            if connection.peer_gone and connection.timeouts.cancel_on_disconnect:
                 await trio.lowlevel.checkpoint()  # the client left: deliver the cancellation
             raise Error(exc.status, exc.message) from None
         if type(event) is not BodyChunk:
@@ -158,7 +160,7 @@ class HTTP1Exchange(Exchange):
             sent = connection.transport.send_now(data)
             if sent < len(data):
                 scope = self.scope
-                scope.deadline = trio.current_time() + connection.config.send_timeout
+                scope.deadline = trio.current_time() + connection.timeouts.send_timeout
                 await connection.transport.send_all(data, sent)
                 scope.deadline = math.inf
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -183,7 +185,7 @@ class HTTP1Exchange(Exchange):
             return
         connection.adapter.send_data_elsewhere(length)
         scope = self.scope
-        scope.deadline = trio.current_time() + connection.config.send_timeout
+        scope.deadline = trio.current_time() + connection.timeouts.send_timeout
         try:
             await transport.send_file(fd, offset, length)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -200,8 +202,8 @@ class HTTP1Exchange(Exchange):
         after it (the request may still be arriving)."""
         connection = self.connection
         send_body = self.head.method != b"HEAD"
-        stream, config = connection.stream, connection.config
-        if await send_error_answer(stream, config, status, message, send_body=send_body):
+        stream, timeouts = connection.stream, connection.timeouts
+        if await send_error_answer(stream, timeouts, status, message, send_body=send_body):
             return Outcome.LINGER
         return Outcome.PEER_GONE
 
@@ -215,7 +217,7 @@ class HTTP1Exchange(Exchange):
         if (
             self._ending is not Outcome.KEEP_ALIVE
             or connection.state.shutting_down
-            or connection.requests >= connection.config.max_requests_per_connection
+            or connection.requests >= connection.limits.max_requests_per_connection
             or (adapter.in_body and not self._drainable())
         ):
             self._ending = Outcome.LINGER if adapter.in_body else Outcome.CLOSE
@@ -229,7 +231,7 @@ class HTTP1Exchange(Exchange):
         if head.chunked or self.connection.adapter.they_expect_continue:
             return False
         left = (head.content_length or 0) - self.body_received
-        return left <= self.connection.config.max_drain_size
+        return left <= self.connection.limits.max_drain_size
 
     async def _write(self, data: bytes) -> None:
         """Write within ``send_timeout`` (a deadline on this exchange's scope, set only when
@@ -242,7 +244,7 @@ class HTTP1Exchange(Exchange):
             sent = connection.transport.send_now(data)
             if sent < len(data):
                 scope = self.scope
-                scope.deadline = trio.current_time() + connection.config.send_timeout
+                scope.deadline = trio.current_time() + connection.timeouts.send_timeout
                 await connection.transport.send_all(data, sent)
                 scope.deadline = math.inf
         except (trio.BrokenResourceError, trio.ClosedResourceError):

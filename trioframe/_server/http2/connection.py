@@ -53,7 +53,7 @@ from .exchange import HTTP2Exchange
 
 if TYPE_CHECKING:
     from ..._http.tls import TLSInfo
-    from ..config import ServerConfig
+    from ..config import ServerConfig, Timeouts
     from ..state import ServingState
 
 __all__ = ["HTTP2Connection", "limits_from"]
@@ -68,16 +68,17 @@ _SHUTDOWN_PING = b"goaway\x00\x00"
 
 def limits_from(config: ServerConfig) -> HTTP2Limits:
     """The adapter's limits from the server's settings."""
+    options, limits = config.http2_options, config.limits
     return HTTP2Limits(
-        max_concurrent_streams=config.max_concurrent_streams,
-        max_header_list_size=config.http2_max_header_list_size,
-        max_header_count=config.max_header_count,
-        max_continuation_frames=config.http2_max_continuation_frames,
-        flood_allowance=config.http2_flood_allowance,
-        stream_window=config.http2_stream_window,
-        connection_window=config.http2_connection_window,
-        max_requests=config.max_requests_per_connection,
-        max_frames_per_step=config.http2_max_frames_per_step,
+        max_concurrent_streams=options.max_concurrent_streams,
+        max_header_list_size=options.http2_max_header_list_size,
+        max_header_count=limits.max_header_count,
+        max_continuation_frames=options.http2_max_continuation_frames,
+        flood_allowance=options.http2_flood_allowance,
+        stream_window=options.http2_stream_window,
+        connection_window=options.http2_connection_window,
+        max_requests=limits.max_requests_per_connection,
+        max_frames_per_step=options.http2_max_frames_per_step,
     )
 
 
@@ -96,7 +97,9 @@ class HTTP2Connection:
         initial: bytes = b"",
     ) -> None:
         self.state = state
-        self.config = config = state.config
+        config = state.config
+        self.timeouts, self.limits = config.timeouts, config.limits
+        self.options = config.http2_options
         self.stream = stream
         self.client = client
         #: the address the connection came from (``client``: a PROXY header may name another)
@@ -105,7 +108,7 @@ class HTTP2Connection:
         self.scheme = "http" if tls is None else "https"
         self.adapter = HTTP2Adapter(limits_from(config))
         #: queued output past which senders wait and the reader stops reading
-        self.output_bound = config.http2_max_output_buffer
+        self.output_bound = self.options.http2_max_output_buffer
         self._initial = initial
         self.exchanges: dict[int, HTTP2Exchange] = {}
         self.active = 0  # stream tasks alive (a reset stream counts until its task returns)
@@ -200,7 +203,7 @@ class HTTP2Connection:
         """Read, and hand what was read to the streams one slice at a time (at most
         ``http2_max_frames_per_step`` frames): other tasks run between two slices, and the
         streams a slice opens past ``max_concurrent_streams`` are refused before the next."""
-        adapter, config = self.adapter, self.config
+        adapter, timeouts = self.adapter, self.timeouts
         started = trio.current_time()
         data: bytes | bytearray = self._initial
         with self._read_scope:
@@ -227,7 +230,7 @@ class HTTP2Connection:
                     continue
                 if not self.active:
                     self.state.slot_evictable()
-                self._read_scope.deadline = self._read_deadline(started, config)
+                self._read_scope.deadline = self._read_deadline(started, timeouts)
                 try:
                     data = await self.stream.receive_some(RECEIVE_SIZE)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -252,7 +255,7 @@ class HTTP2Connection:
                 adapter.last_stream_id, ErrorCodes.PROTOCOL_ERROR if slow else ErrorCodes.NO_ERROR
             )
 
-    def _read_deadline(self, started: float, config: ServerConfig) -> float:
+    def _read_deadline(self, started: float, timeouts: Timeouts) -> float:
         """When the connection gives up waiting for the client: the preface and settings
         within ``header_timeout``; a header block within ``header_timeout`` of its first
         frame; ``keep_alive_timeout`` after the last stream while none is open."""
@@ -260,13 +263,13 @@ class HTTP2Connection:
         if meter.in_header_block:
             if self._header_block_since is None:
                 self._header_block_since = trio.current_time()
-            return self._header_block_since + config.header_timeout
+            return self._header_block_since + timeouts.header_timeout
         self._header_block_since = None
         if self.active:
             return math.inf
         if self.adapter.requests == 0:
-            return started + config.header_timeout
-        return self.idle_since + config.keep_alive_timeout
+            return started + timeouts.header_timeout
+        return self.idle_since + timeouts.keep_alive_timeout
 
     def _dispatch(self, event: object) -> None:
         if isinstance(event, BodyReceived):
@@ -299,7 +302,7 @@ class HTTP2Connection:
     def _start(
         self, stream_id: int, head: RequestHead, ended: bool, refusal: tuple[int, str] | None
     ) -> None:
-        if self.active >= self.config.max_concurrent_streams:
+        if self.active >= self.options.max_concurrent_streams:
             self.adapter.refuse(stream_id)
             return
         if refusal is not None:
@@ -355,7 +358,7 @@ class HTTP2Connection:
         declared = exchange.head.content_length
         if declared is None:
             return False
-        return declared - exchange.body_fed <= self.config.max_drain_size
+        return declared - exchange.body_fed <= self.limits.max_drain_size
 
     def _window_opened(self, stream_id: int) -> None:
         if stream_id == 0:
@@ -392,7 +395,7 @@ class HTTP2Connection:
         deadline on the exchange's scope). Raises ``ExchangeGone`` for a lost connection."""
         if self.adapter.pending <= self.output_bound:
             return
-        exchange.scope.deadline = trio.current_time() + self.config.send_timeout
+        exchange.scope.deadline = trio.current_time() + self.timeouts.send_timeout
         while self.adapter.pending > self.output_bound and not self.peer_gone:
             await self._writable.park()
 
@@ -407,7 +410,7 @@ class HTTP2Connection:
                 data = adapter.data_to_send()
                 if not data:
                     continue
-                scope.deadline = trio.current_time() + self.config.send_timeout
+                scope.deadline = trio.current_time() + self.timeouts.send_timeout
                 self._writing = True
                 try:
                     await self.stream.send_all(data)
@@ -424,7 +427,7 @@ class HTTP2Connection:
     async def _flush(self) -> None:
         """Let the writer write what is still queued (the last GOAWAY), within
         ``send_timeout``."""
-        with trio.move_on_after(self.config.send_timeout):
+        with trio.move_on_after(self.timeouts.send_timeout):
             while not self.peer_gone and (self.adapter.pending or self._writing):
                 self.wake_writer()
                 await self._writable.park()

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..._http.tls import TLSInfo
     from ..._protocol.http2 import HTTP2Adapter
     from ..._protocol.request_head import RequestHead
-    from ..config import ServerConfig
+    from ..config import Timeouts
 
 __all__ = ["ConnectionView", "HTTP2Exchange"]
 
@@ -44,7 +44,7 @@ class ConnectionView(Protocol):
     the adapter it queues frames on, and the connection's writer and waits."""
 
     @property
-    def config(self) -> ServerConfig: ...
+    def timeouts(self) -> Timeouts: ...
     @property
     def client(self) -> tuple[str, int] | None: ...
     @property
@@ -127,7 +127,7 @@ class HTTP2Exchange(Exchange):
         (``cancel_on_disconnect``); a WebSocket session sees the end of its stream instead and
         closes as it does on HTTP/1.1."""
         self.gone = True
-        if self.connection.config.cancel_on_disconnect and self.websocket is None:
+        if self.connection.timeouts.cancel_on_disconnect and self.websocket is None:
             self.scope.cancel()
         self.wake()
 
@@ -164,7 +164,7 @@ class HTTP2Exchange(Exchange):
             self._waiting_for_body = True
             pace = self.pace
             if pace is None:
-                pace = self.pace = BodyPace(self.connection.config)
+                pace = self.pace = BodyPace(self.connection.timeouts)
             self.scope.deadline = pace.start_wait(self.body_fed)
             try:
                 while self.has_body_waiting:
@@ -242,7 +242,7 @@ class HTTP2Exchange(Exchange):
         headers.append((b"content-length", b"%d" % len(body)))
         if self.head.method == b"HEAD":  # the length is said, the body never sent
             body = b""
-        with trio.move_on_after(self.connection.config.send_timeout), suppress(ExchangeGone):
+        with trio.move_on_after(self.connection.timeouts.send_timeout), suppress(ExchangeGone):
             return await self.send_response(status, headers, body)
         return self.abort()
 
@@ -251,7 +251,7 @@ class HTTP2Exchange(Exchange):
         stream), within ``send_timeout`` for each wait."""
         adapter = self.connection.adapter
         view = memoryview(data)
-        timeout = self.connection.config.send_timeout
+        timeout = self.connection.timeouts.send_timeout
         while True:
             self._check_open()
             window = adapter.send_window(self.stream_id)
