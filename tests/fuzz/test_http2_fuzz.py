@@ -169,7 +169,8 @@ async def session(stream: FrameStream, *, traced: bool) -> tuple[Seen, int]:
 def _reproducers() -> list[FrameStream]:
     """Streams that found problems, kept as examples: one read of minimal new streams (h2
     took 2 s over it, quadratic in the streams); a frame header announcing 16 MiB, then its
-    payload (h2 buffered it whole before checking the frame's size)."""
+    payload (h2 buffered it whole before checking the frame's size); the preface, SETTINGS
+    and a GOAWAY in one read (the server closed without sending its own SETTINGS)."""
     peer = RawPeer(trio.testing.memory_stream_pair()[0])
     start = PREFACE + settings_frame()
     heads = bytearray(start)
@@ -179,9 +180,11 @@ def _reproducers() -> list[FrameStream]:
         stream_id += 2
     oversized = start + (2**24 - 1).to_bytes(3, "big") + bytes([DATA, 0, 0, 0, 0, 1])
     payload = oversized + b"x" * (24 * READ - len(oversized))  # 1.5 MiB
+    goaway_at_once = start + (8).to_bytes(3, "big") + bytes([7, 0, 0, 0, 0, 0]) + bytes(8)
     return [
         FrameStream([bytes(heads)]),
         FrameStream([payload[i : i + READ] for i in range(0, len(payload), READ)]),
+        FrameStream([goaway_at_once]),
     ]
 
 
@@ -192,6 +195,7 @@ REPRODUCERS = _reproducers()
 @given(stream=frame_streams())
 @example(stream=REPRODUCERS[0])
 @example(stream=REPRODUCERS[1])
+@example(stream=REPRODUCERS[2])
 def test_http2_frame_streams(stream: FrameStream) -> None:
     for traced in (False, True):
         clock = trio.testing.MockClock(autojump_threshold=0)

@@ -12,15 +12,20 @@ import trio.testing
 from tests.http2.lab import Lab, router
 from tests.http2.support import (
     CANCEL,
+    GOAWAY,
     HEADERS,
+    PREFACE,
     PROTOCOL_ERROR,
     STREAM_CLOSED,
+    RawPeer,
     connect,
     data_frame,
     frame,
     h2_server,
+    memory_stream,
     request_fields,
     rst_stream,
+    settings_frame,
     well_behaved,
 )
 
@@ -199,3 +204,18 @@ async def test_a_connection_error_while_a_handler_runs_still_sends_its_goaway(
         await peer.closed()
         assert [(g.last_stream_id, g.error_code) for g in peer.goaways] == [(1, PROTOCOL_ERROR)]
         assert lab.cancelled == ["a"]
+
+
+async def test_a_client_that_says_goaway_at_once_still_gets_the_server_preface(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Preface, SETTINGS and GOAWAY in one read: the server's SETTINGS (its connection
+    preface, RFC 9113 section 3.4) and its acknowledgement still go out before it closes,
+    and it sends no GOAWAY of its own (found by the HTTP/2 fuzzer: nothing was sent)."""
+    async with h2_server(router(Lab())) as (server, nursery):
+        peer = RawPeer(memory_stream(server, nursery))
+        await peer.send(PREFACE + settings_frame() + frame(GOAWAY, 0, 0, bytes(8)))
+        await peer.closed()
+    assert peer.server_settings or peer.settings_acks, peer.kinds()
+    assert peer.kinds()[:1] == ["SettingsFrame"]
+    assert peer.goaways == []

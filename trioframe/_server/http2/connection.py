@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import trio
 from h2.errors import ErrorCodes
 
-from ..._protocol.http2 import LAST_STREAM_ID, ConnectionFailed, HTTP2Adapter, HTTP2Limits
+from ..._protocol.http2 import LAST_STREAM_ID, ConnectionFailed, HTTP2Adapter
 from ..._protocol.http2_events import (
     BodyEnded,
     BodyReceived,
@@ -50,13 +50,14 @@ from ..address import format_peer
 from ..exchange import answer_cancelled, serve_exchange
 from ..slots import Evictable, Rank, unread_input
 from .exchange import HTTP2Exchange
+from .limits import limits_from
 
 if TYPE_CHECKING:
     from ..._http.tls import TLSInfo
-    from ..config import ServerConfig, Timeouts
+    from ..config import Timeouts
     from ..state import ServingState
 
-__all__ = ["HTTP2Connection", "limits_from"]
+__all__ = ["HTTP2Connection"]
 
 log = logging.getLogger("trioframe")
 
@@ -64,22 +65,6 @@ RECEIVE_SIZE = 64 * 1024
 #: How long graceful shutdown waits for the PING between its two GOAWAY frames.
 GOAWAY_ROUND_TRIP = 1.0
 _SHUTDOWN_PING = b"goaway\x00\x00"
-
-
-def limits_from(config: ServerConfig) -> HTTP2Limits:
-    """The adapter's limits from the server's settings."""
-    options, limits = config.http2_options, config.limits
-    return HTTP2Limits(
-        max_concurrent_streams=options.max_concurrent_streams,
-        max_header_list_size=options.http2_max_header_list_size,
-        max_header_count=limits.max_header_count,
-        max_continuation_frames=options.http2_max_continuation_frames,
-        flood_allowance=options.http2_flood_allowance,
-        stream_window=options.http2_stream_window,
-        connection_window=options.http2_connection_window,
-        max_requests=limits.max_requests_per_connection,
-        max_frames_per_step=options.http2_max_frames_per_step,
-    )
 
 
 class HTTP2Connection:
@@ -125,6 +110,7 @@ class HTTP2Connection:
         self._writing = False
         self._ping_acked = trio.Event()
         self._shutdown_started = False
+        self._peer_closed = False  # the client sent GOAWAY: nothing more is read
         self._header_block_since: float | None = None
 
     # -- lifetime (the ServedConnection interface) ------------------------------------------
@@ -218,6 +204,8 @@ class HTTP2Connection:
                 for event in events:
                     self._dispatch(event)
                 self.wake_writer()
+                if self._peer_closed:
+                    return
                 if self.adapter.goaway_last_id is not None and self.active == 0:
                     return  # a final GOAWAY went out and every stream is over
                 while adapter.pending > self.output_bound and not self.peer_gone:
@@ -296,8 +284,13 @@ class HTTP2Connection:
         elif isinstance(event, PingAcked):
             if event.data == _SHUTDOWN_PING:
                 self._ping_acked.set()
-        elif isinstance(event, PeerClosed):  # h2 cannot send after the client's GOAWAY
-            self._lost()
+        elif isinstance(event, PeerClosed):
+            # h2 sends nothing for a stream after the client's GOAWAY: every stream ends as if
+            # reset, and reading stops; what is already queued (this connection's SETTINGS
+            # and acknowledgements) still goes out before the connection closes.
+            for exchange in self.exchanges.values():
+                exchange.peer_reset()
+            self._peer_closed = True
 
     def _start(
         self, stream_id: int, head: RequestHead, ended: bool, refusal: tuple[int, str] | None
