@@ -187,7 +187,7 @@ RINGS: dict[str, frozenset[str]] = {
             "_shutdown",
             "middleware",
             "_markers",
-            "_file_source",
+            "_body",
             "_chain",
             "_describe",
             "_app",

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ._body import FileSource
 from ._chain import Middleware, Next, compose
 from ._describe import RouteInfo, route_info
 from ._errors import ConfigurationError, Error
 from ._extract import HandlerPlan, build_plan
 from ._extract.context import Deferred
-from ._file_source import FileSource
 from ._files.resolve import resolve_file
 from ._lifespan import Lifespan, plan_lifespans
 from ._response import Response, to_response
@@ -134,7 +134,7 @@ class App:
     ) -> Found[PreparedEndpoint] | Found[Unanswered]:
         """What answers a request for ``method`` and ``raw_path`` (``upgrade``: it asks for a
         WebSocket, see ``has_websockets``): ``target.run(request)`` gives its response (an
-        accepted WebSocket upgrade is a ``WebSocketAccept``, 101, the server acts on) and
+        accepted WebSocket upgrade is a 101 whose body is an ``Upgrade``, the server acts on) and
         never raises but for cancellation: every failure becomes an error response that the
         middleware has seen. ``params`` are the path parameters, ``target.states`` the state
         its request sees, ``target.body_limit`` how much body it may have."""

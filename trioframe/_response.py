@@ -14,11 +14,12 @@ from typing import Any
 
 import attrs
 
+from ._body import EventStream, FileSource
 from ._codec.encode import encode_json
 from ._errors import Error, error_body
-from ._file_source import FileSource
 from ._http.cookies import Cookie
 from ._http.grammar import FIELD_CONTROL, TOKEN
+from ._http.media import essence
 
 __all__ = ["Response", "ServerSentEvent", "to_response"]
 
@@ -172,7 +173,9 @@ class Response:
         client's socket (backpressure). If the client goes away, iteration is cancelled
         and the iterator's ``aclose`` runs."""
         response = cls(200, b"", [(b"content-type", content_type.encode("latin-1"))])
-        response.body_stream = _as_bytes(chunks)
+        body = _as_bytes(chunks)
+        event_stream = essence(content_type) == "text/event-stream"
+        response.body_stream = EventStream(body) if event_stream else body
         return response
 
     @classmethod
@@ -183,8 +186,8 @@ class Response:
         The stream ends cleanly when graceful shutdown begins: the wait for the next event is
         cancelled (the iterator is closed), the body is terminated properly and the connection
         closes, so an EventSource client reconnects (to another instance) without an error.
-        Any streamed ``text/event-stream`` response is treated the same; other streams keep
-        going until ``shutdown_timeout``."""
+        ``Response.stream(..., content_type="text/event-stream")`` is treated the same;
+        other streams keep going until ``shutdown_timeout``."""
         response = cls(
             200,
             b"",
@@ -194,7 +197,7 @@ class Response:
                 (b"x-accel-buffering", b"no"),
             ],
         )
-        response.body_stream = _sse_frames(events)
+        response.body_stream = EventStream(_sse_frames(events))
         return response
 
     @classmethod

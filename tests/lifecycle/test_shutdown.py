@@ -4,6 +4,7 @@ signal."""
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 from collections.abc import AsyncIterator
 
@@ -13,6 +14,7 @@ import trio
 import trio_websocket
 
 from trioframe import Response, Router, ServerConfig, Shutdown, WebSocketConnection
+from trioframe.middleware import CompressionMiddleware
 from trioframe.testing import TestClient
 
 from ..loopback._support import RawConnection, serving, simple_get
@@ -190,3 +192,41 @@ async def test_a_websocket_handler_sees_the_shutdown_signal() -> None:
                 assert await ws.get_message() == "ready"
                 served.server.shutdown()
                 await saw_shutdown.wait()
+
+
+def events_app_with(make: str, events: Events) -> Router:
+    """The event stream made another way: ``Response.stream`` with the event-stream media
+    type, or ``Response.sse`` gzipped by ``CompressionMiddleware``."""
+
+    async def frames() -> AsyncIterator[bytes]:
+        async for event in events.stream():
+            yield b"data: " + event.encode() + b"\n\n"
+
+    async def streamed() -> Response:
+        return Response.stream(frames(), content_type="text/event-stream; charset=utf-8")
+
+    if make == "stream":
+        return Router().get("/events", streamed)
+    return events_app(events).middleware(CompressionMiddleware(minimum_size=1))
+
+
+@pytest.mark.parametrize("make", ["stream", "gzipped"])
+async def test_an_event_stream_made_another_way_ends_at_shutdown_too(make: str) -> None:
+    """What ends at shutdown is the body's kind (an event stream), which a stream with that
+    media type has and which compression keeps."""
+    events = Events()
+    with trio.fail_after(10):
+        async with serving(events_app_with(make, events), PATIENT) as served:
+            connection = await RawConnection.open(served.host, served.port)
+            request = simple_get("/events").replace(
+                b"\r\n\r\n", b"\r\nAccept-Encoding: gzip\r\n\r\n", 1
+            )
+            await connection.send(request)
+            await events.streaming.wait()
+            served.server.shutdown()
+            response = await connection.read_response()
+            assert response.status == 200
+            body = gzip.decompress(response.body) if make == "gzipped" else response.body
+            assert body == b"data: first\n\n"
+            assert await connection.read_until_eof() == b""
+            assert events.closed

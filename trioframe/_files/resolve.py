@@ -12,8 +12,8 @@ from pathlib import PurePath
 
 import trio
 
+from .._body import FileSource, Located
 from .._errors import Error
-from .._file_source import FileSource, Located
 from .._request import Request
 from .._response import Response
 from .body import FileBody, Piece

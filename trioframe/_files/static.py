@@ -19,8 +19,8 @@ import os
 import stat
 from functools import partial
 
+from .._body import FileSource, Located
 from .._errors import ConfigurationError, Error
-from .._file_source import FileSource, Located
 from .._request import Request
 from .._response import Response
 from .beneath import open_beneath

@@ -32,19 +32,16 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from .._file_source import FileSource
+from .._body import EventStream, FileSource, Upgrade
 from .._files.body import CHUNK_SIZE, FileBody, read_span
 from .._files.resolve import resolve_file
 from .._http.headers import Header, Headers
-from .._http.media import essence_bytes
 from .._http.method import KNOWN_METHODS, Method
 from .._http.url import Uri
 from .._protocol.errors import ProtocolError, UnsendableResponse
 from .._protocol.finalize import body_allowed, final_headers
 from .._protocol.websocket import is_websocket_upgrade
 from .._request import BodyReader, Request
-from .._response import CT_SSE
-from .._websocket.accept import WebSocketAccept
 from .clock import http_date
 
 if TYPE_CHECKING:
@@ -232,7 +229,7 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> Outcome:
     if request.body_reader.exceeded:
         exchange.refuse_body()
     try:
-        upgrade = type(response) is WebSocketAccept and response.status == 101
+        upgrade = type(response.body_stream) is Upgrade and response.status == 101
         if response.body_stream is None and not upgrade:
             # The common case, inline (``_send_whole``: one coroutine frame less on every
             # request's writes).
@@ -279,9 +276,10 @@ async def _respond(
 ) -> Outcome:
     """Finalise a streamed ``response`` and write it, or switch to WebSocket; the outcome. A
     file response a middleware made (the app resolves the handlers' own) is resolved here."""
-    if type(response) is WebSocketAccept and response.status == 101:
-        return await _switch_to_websocket(exchange, response, state)
-    if type(response.body_stream) is FileSource:
+    stream = response.body_stream
+    if type(stream) is Upgrade and response.status == 101:
+        return await _switch_to_websocket(exchange, response.headers, stream, state)
+    if type(stream) is FileSource:
         response = await resolve_file(response, request)
         if response.body_stream is None:  # 304, 412, 416, 404: a bytes body
             return await _send_whole(exchange, response)
@@ -290,14 +288,13 @@ async def _respond(
     status = response.status
     headers = final_headers(response.headers, status, None, http_date())
     send_body = body_allowed(exchange.head.method, status)
-    events = _is_event_stream(headers)
     async with aclosing(stream):  # type: ignore[type-var]
         await exchange.send_head(status, headers)
         if send_body:
             if type(stream) is FileBody:
                 failed = await send_file_body(exchange, stream, state)
             else:
-                failed = await _send_stream(exchange, stream, state, events=events)
+                failed = await _send_stream(exchange, stream, state)
             if failed is not None:
                 return failed
         try:
@@ -317,13 +314,13 @@ async def _send_whole(exchange: Exchange, response: Response) -> Outcome:
 
 
 async def _send_stream(
-    exchange: Exchange, stream: AsyncIterable[bytes], state: ServingState, *, events: bool
+    exchange: Exchange, stream: AsyncIterable[bytes], state: ServingState
 ) -> Outcome | None:
-    """Send the chunks of a streamed body (``events``: an event stream, which also ends at
-    shutdown); ``None`` once sent, the outcome of aborting the exchange when it failed
+    """Send the chunks of a streamed body (an ``EventStream`` also ends at shutdown); ``None``
+    once sent, the outcome of aborting the exchange when it failed
     (logged; the head is out, no error status can be sent any more)."""
     try:
-        if events:
+        if type(stream) is EventStream:
             await _send_events(exchange, stream, state)
         else:
             async for chunk in stream:
@@ -355,21 +352,13 @@ async def send_file_body(exchange: Exchange, body: FileBody, state: ServingState
     return None
 
 
-def _is_event_stream(headers: list[Header]) -> bool:
-    for name, value in headers:
-        if name == b"content-type":
-            return essence_bytes(value) == CT_SSE
-    return False
-
-
-async def _send_events(
-    exchange: Exchange, stream: AsyncIterable[bytes], state: ServingState
-) -> None:
+async def _send_events(exchange: Exchange, stream: EventStream, state: ServingState) -> None:
     """Send a ``text/event-stream`` body until it ends or graceful shutdown begins, whichever
     comes first. ``state.begin_shutdown`` cancels the wait for the next event (never a write
     in progress, so the framing stays whole); the body then ends like any other (the last
     chunk on HTTP/1.1, ``END_STREAM`` on HTTP/2) and the connection closes, so an EventSource
-    client sees a complete response and reconnects without an error."""
+    client sees a complete response and reconnects without an error (a compressed stream
+    with its gzip trailer)."""
     iterator = aiter(stream)
     waits = state.event_stream_waits
     while not state.shutting_down:
@@ -381,13 +370,16 @@ async def _send_events(
             finally:
                 waits.discard(waiting)
         if chunk is None:  # the events ended, or shutdown began
-            return
+            break
         if chunk:
             await exchange.send_data(chunk)
+    tail = stream.finish()  # what closes a wrapped stream cut short (a gzip trailer)
+    if tail:
+        await exchange.send_data(tail)
 
 
 async def _switch_to_websocket(
-    exchange: Exchange, accept: WebSocketAccept, state: ServingState
+    exchange: Exchange, headers: list[Header], upgrade: Upgrade, state: ServingState
 ) -> Outcome:
     """Accept the upgrade and serve the WebSocket session until it ends; then the exchange's
     connection closes (the stream was the session's)."""
@@ -396,10 +388,10 @@ async def _switch_to_websocket(
     if state.shutting_down:
         return await exchange.send_error(503, "the server is shutting down")
     try:
-        stream = await exchange.upgrade([*accept.headers, (b"date", http_date())])
+        stream = await exchange.upgrade([*headers, (b"date", http_date())])
     except ProtocolError as exc:
         return await exchange.send_error(exc.status, exc.message)
     exchange.scope.deadline = math.inf
-    session = exchange.websocket = ServerSession(stream, state.config, accept.extensions)
-    await session.serve(accept.run, accept.subprotocol)
+    session = exchange.websocket = ServerSession(stream, state.config, upgrade.extensions)
+    await session.serve(upgrade.run, upgrade.subprotocol)
     return Outcome.CLOSE

@@ -1,5 +1,6 @@
 """Accepting an upgrade on the application side: the checks a WebSocket route makes before
-its handler may run, and ``WebSocketAccept``, the response that tells the server to switch.
+its handler may run, and ``accept``: the 101 response whose body is an ``Upgrade`` (the
+handler bound), which tells the server to switch.
 
 Sans-I/O and free of wsproto: the dispatch layer calls :func:`check_upgrade` inside the
 middleware chain, so a refused upgrade (400, 403, 426) is an ordinary error response that
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .._body import Upgrade
 from .._errors import Error
 from .._protocol.errors import ProtocolError
 from .._protocol.websocket import Handshake, accept_headers, choose_subprotocol, read_handshake
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     from .._request import Request
     from .connection import WebSocketConnection
 
-__all__ = ["WebSocketAccept", "WebSocketPolicy", "accept", "check_upgrade", "upgrade_required"]
+__all__ = ["WebSocketPolicy", "accept", "check_upgrade", "upgrade_required"]
 
 
 @attrs.frozen
@@ -33,28 +35,6 @@ class WebSocketPolicy:
     allowed_origins: tuple[str, ...] | None = None
     compression: bool = False
     max_message_size: int = 1024 * 1024
-
-
-class WebSocketAccept(Response):
-    """``101 Switching Protocols`` for an accepted upgrade. The server sends it, then runs
-    ``run(connection)``: the handler with its extracted arguments bound. Middleware may add
-    headers (they go out with the 101); a middleware that replaces it with another response
-    rejects the upgrade."""
-
-    __slots__ = ("extensions", "run", "subprotocol")
-
-    def __init__(
-        self,
-        headers: list[tuple[bytes, bytes]],
-        run: Callable[[WebSocketConnection], Awaitable[Any]],
-        subprotocol: str | None,
-        extensions: list[Any],
-    ) -> None:
-        super().__init__(101, b"", headers)
-        self.run = run
-        self.subprotocol = subprotocol
-        #: wsproto extension objects agreed on in the handshake (permessage-deflate or none)
-        self.extensions = extensions
 
 
 def upgrade_required() -> Error:
@@ -111,10 +91,14 @@ def accept(
     run: Callable[[WebSocketConnection], Awaitable[Any]],
     extensions: list[Any],
     extension_header: str | None,
-) -> WebSocketAccept:
-    """The 101 response for a validated handshake."""
+) -> Response:
+    """The 101 response for a validated handshake: its body is an ``Upgrade`` holding
+    ``run``. Middleware may add headers (they go out with the 101); a middleware that
+    replaces it with another response rejects the upgrade."""
     subprotocol = choose_subprotocol(handshake.subprotocols, route_subprotocols)
     headers = accept_headers(handshake, subprotocol)
     if extension_header is not None:
         headers.append((b"sec-websocket-extensions", extension_header.encode("ascii")))
-    return WebSocketAccept(headers, run, subprotocol, extensions)
+    response = Response(101, b"", headers)
+    response.body_stream = Upgrade(run, subprotocol, extensions)
+    return response

@@ -6,6 +6,7 @@ import zlib
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import TYPE_CHECKING
 
+from .._body import EventStream
 from .._errors import ConfigurationError
 from .._http.media import essence_bytes
 from .._response import Response
@@ -137,7 +138,9 @@ class CompressionMiddleware:
             body = zlib.compress(response.body, self.level, wbits=_GZIP_WBITS)
             return Response(response.status, body, headers)
         compressed = Response(response.status, b"", headers)
-        compressed.body_stream = GzipStream(response.body_stream, self.level)
+        gzipped = GzipStream(response.body_stream, self.level)
+        events = type(response.body_stream) is EventStream  # still one: the same kind
+        compressed.body_stream = EventStream(gzipped, gzipped.finish) if events else gzipped
         return compressed
 
 
@@ -175,6 +178,14 @@ class GzipStream:
             if chunk:
                 compressor = self._compressor
                 return compressor.compress(chunk) + compressor.flush(zlib.Z_SYNC_FLUSH)
+
+    def finish(self) -> bytes:
+        """The gzip trailer, when the stream stops before its source has ended (an event
+        stream at shutdown); ``b""`` once the trailer was given."""
+        if self._done:
+            return b""
+        self._done = True
+        return self._compressor.flush(zlib.Z_FINISH)
 
     async def aclose(self) -> None:
         """Stop, and close the source."""
