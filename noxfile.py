@@ -1,7 +1,8 @@
 """Task runner: ``nox`` runs tests, lint and typing; ``nox -s fuzz`` runs the fuzz targets at
 length; ``nox -s bench`` runs the benchmark; ``nox -s instructions`` counts the HTTP servers'
-instructions per request under callgrind; ``nox -s autobahn`` runs the Autobahn WebSocket
-conformance suite (kosoku); ``nox -s h2load`` loads an HTTP/2 example app with h2load."""
+instructions per request under callgrind (``-- streams``: HTTP/2 and WebSocket); ``nox -s
+autobahn`` runs the Autobahn WebSocket conformance suite (kosoku); ``nox -s h2load`` loads an
+HTTP/2 example app with h2load."""
 
 from __future__ import annotations
 
@@ -108,9 +109,15 @@ def instructions(session: nox.Session) -> None:
     """Instructions per request of each HTTP server under valgrind's callgrind (needs valgrind).
 
     Not in the default sessions: a full run takes several minutes. Arguments go to
-    ``bench/instructions.py``, e.g. ``nox -s instructions -- --only trioframe,bare``."""
-    session.install("-e", ".[speedups]", "-r", "bench/requirements.txt")
-    session.run("python", "bench/instructions.py", *session.posargs)
+    ``bench/instructions.py``, e.g. ``nox -s instructions -- --only trioframe,bare``;
+    ``nox -s instructions -- streams [ARGS]`` runs ``bench/instructions_streams.py`` instead:
+    trioframe's instructions per HTTP/2 request and per WebSocket message."""
+    session.install("-e", ".[http2,websocket,speedups]", "-r", "bench/requirements.txt")
+    script, args = "instructions", list(session.posargs)
+    if args[:1] == ["streams"]:
+        script = "instructions_streams"
+        args.pop(0)
+    session.run("python", f"bench/{script}.py", *args)
 
 
 @nox.session

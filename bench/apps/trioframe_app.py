@@ -1,11 +1,13 @@
 """The benchmark app on trioframe, in one process.
 
 Usage: python bench/apps/trioframe_app.py PORT [--http2] [--max-requests-per-connection N]
-    [--http1-parser h11|llhttp]
+    [--keep-alive-timeout SECONDS] [--http1-parser h11|llhttp]
 (binds 127.0.0.1; SIGINT/SIGTERM stop it). ``--http2`` serves with ``ServerConfig(http2=True)``:
 HTTP/2 with prior knowledge (h2c) as well as HTTP/1.1 on the same port. ``--http1-parser``
 chooses the HTTP/1.1 parser (``h11`` is accepted by checkouts older than the option too: h11
-was their only one). Without options the server runs with the default configuration.
+was their only one). ``--keep-alive-timeout`` keeps idle connections open longer than the
+default 5 s (bench/instructions_streams.py leaves its connections idle between the warm-up and
+the count). Without options the server runs with the default configuration.
 """
 
 from __future__ import annotations
@@ -51,15 +53,23 @@ if __name__ == "__main__":
     parser.add_argument("port", type=int)
     parser.add_argument("--http2", action="store_true")
     parser.add_argument("--max-requests-per-connection", type=int)
+    parser.add_argument("--keep-alive-timeout", type=float)
     parser.add_argument("--http1-parser", choices=["h11", "llhttp"])
     args = parser.parse_args()
     config = None
-    if args.http2 or args.max_requests_per_connection or args.http1_parser:
+    if (
+        args.http2
+        or args.max_requests_per_connection
+        or args.keep_alive_timeout
+        or args.http1_parser
+    ):
         from trioframe import ServerConfig
 
         config = ServerConfig(http2=args.http2)
         if args.max_requests_per_connection:
             config = config.with_max_requests_per_connection(args.max_requests_per_connection)
+        if args.keep_alive_timeout:
+            config = config.with_keep_alive_timeout(args.keep_alive_timeout)
         if args.http1_parser and hasattr(config, "http1_parser"):
             config = attrs.evolve(config, http1_parser=args.http1_parser)
         elif args.http1_parser == "llhttp":
