@@ -22,7 +22,7 @@ from ..._http.headers import Header
 from ..._protocol.errors import ProtocolError
 from ..._protocol.http1_base import NEED_DATA, BodyChunk
 from ..body_pace import BodyPace
-from ..exchange import Exchange, ExchangeGone, Outcome
+from ..exchange import CLOSE, KEEP_ALIVE, LINGER, PEER_GONE, Exchange, ExchangeGone, Outcome
 from .error_answer import send_error_answer
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class HTTP1Exchange(Exchange):
         self._waiting_for_body = False
         #: what follows the exchange: ``CLOSE`` once its body broke or was refused; decided
         #: (``KEEP_ALIVE``, ``CLOSE``, ``LINGER``) when the response's head is written
-        self._ending = Outcome.KEEP_ALIVE
+        self._ending = KEEP_ALIVE
 
     # -- the request body -----------------------------------------------------------------------
     async def receive_body(self) -> bytes:
@@ -127,8 +127,8 @@ class HTTP1Exchange(Exchange):
                     if not self.scope.cancel_called:  # a body timeout: cancel_answer needs it
                         self._waiting_for_body = False
         except ProtocolError as exc:
-            if self._ending is Outcome.KEEP_ALIVE:
-                self._ending = Outcome.CLOSE  # the rest of the body cannot be read
+            if self._ending is KEEP_ALIVE:
+                self._ending = CLOSE  # the rest of the body cannot be read
             if connection.peer_gone and connection.timeouts.cancel_on_disconnect:
                 await trio.lowlevel.checkpoint()  # the client left: deliver the cancellation
             raise Error(exc.status, exc.message) from None
@@ -204,8 +204,8 @@ class HTTP1Exchange(Exchange):
         send_body = self.head.method != b"HEAD"
         stream, timeouts = connection.stream, connection.timeouts
         if await send_error_answer(stream, timeouts, status, message, send_body=send_body):
-            return Outcome.LINGER
-        return Outcome.PEER_GONE
+            return LINGER
+        return PEER_GONE
 
     def _closing(self, headers: list[Header]) -> list[Header]:
         """``headers``, with ``Connection: close`` when the connection ends after them: its
@@ -215,12 +215,12 @@ class HTTP1Exchange(Exchange):
         connection = self.connection
         adapter = connection.adapter
         if (
-            self._ending is not Outcome.KEEP_ALIVE
+            self._ending is not KEEP_ALIVE
             or connection.state.shutting_down
             or connection.requests >= connection.limits.max_requests_per_connection
             or (adapter.in_body and not self._drainable())
         ):
-            self._ending = Outcome.LINGER if adapter.in_body else Outcome.CLOSE
+            self._ending = LINGER if adapter.in_body else CLOSE
             return [*headers, _CLOSE]
         return headers
 
@@ -275,11 +275,11 @@ class HTTP1Exchange(Exchange):
         return None
 
     def refuse_body(self) -> None:
-        if self._ending is Outcome.KEEP_ALIVE:
-            self._ending = Outcome.CLOSE  # the rest of the body is never read: close after
+        if self._ending is KEEP_ALIVE:
+            self._ending = CLOSE  # the rest of the body is never read: close after
 
     def abort(self) -> Outcome:
-        return Outcome.LINGER if self._ending is Outcome.LINGER else Outcome.CLOSE
+        return LINGER if self._ending is LINGER else CLOSE
 
 
 class _UpgradedStream(trio.abc.Stream):

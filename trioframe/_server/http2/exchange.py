@@ -26,7 +26,7 @@ from ..._errors import Error, error_body
 from ..._http.headers import Header
 from ..body_pace import BodyPace
 from ..clock import http_date
-from ..exchange import Exchange, ExchangeGone, Outcome
+from ..exchange import CLOSE, KEEP_ALIVE, PEER_GONE, Exchange, ExchangeGone, Outcome
 
 if TYPE_CHECKING:
     from ..._http.tls import TLSInfo
@@ -209,7 +209,7 @@ class HTTP2Exchange(Exchange):
         else:
             self._ended()
         await self.connection.until_writable(self)
-        return Outcome.KEEP_ALIVE
+        return KEEP_ALIVE
 
     async def send_head(self, status: int, headers: list[Header]) -> None:
         self._check_open()
@@ -232,7 +232,7 @@ class HTTP2Exchange(Exchange):
         except h2.exceptions.ProtocolError:
             raise ExchangeGone from None
         self._ended()
-        return Outcome.KEEP_ALIVE
+        return KEEP_ALIVE
 
     async def send_error(self, status: int, message: str) -> Outcome:
         if self.gone or self.response_started:
@@ -311,7 +311,7 @@ class HTTP2Exchange(Exchange):
 
     def abort(self) -> Outcome:
         # (a stream whose response did not end is reset once its task returns: connection)
-        return Outcome.PEER_GONE if self.gone else Outcome.CLOSE
+        return PEER_GONE if self.gone else CLOSE
 
 
 class _StreamChannel(trio.abc.Stream):
