@@ -94,7 +94,7 @@ def _import_chain(start: str, forbidden: str) -> list[str] | None:
     return None
 
 
-SANS_IO = ("_http", "_protocol", "_routing", "_extract", "_errors", "_proxy")
+SANS_IO = ("_http", "_protocol", "_routing", "_extract", "_errors", "_proxy", "_codec", "_markers")
 
 
 def test_sans_io_layers_never_import_trio_even_indirectly() -> None:

@@ -12,6 +12,7 @@ from trioframe import (
     App,
     Body,
     ConfigurationError,
+    Cookies,
     Extension,
     Form,
     FromRequest,
@@ -25,7 +26,9 @@ from trioframe import (
     Request,
     Response,
     Router,
+    Shutdown,
     State,
+    Uri,
     WebSocketConnection,
     freeze,
 )
@@ -81,7 +84,9 @@ async def upload(form: Form[Item], tag: Extension[Tag] = NO_TAG) -> Response:
     return Response.text("ok")
 
 
-async def raw(body: Body, method: Method, request: Request) -> str:
+async def raw(
+    body: Body, method: Method, request: Request, uri: Uri, cookies: Cookies, shutdown: Shutdown
+) -> str:
     return "ok"
 
 
@@ -141,6 +146,9 @@ def test_params_say_source_name_type_and_default() -> None:
         ("body", Body, "application/octet-stream"),
         ("request", Method, None),
         ("request", Request, None),
+        ("request", Uri, None),
+        ("request", Cookies, None),
+        ("request", Shutdown, None),
     ]
     assert [(p.source, p.media_type) for p in routes["files"].params] == [
         ("body", "multipart/form-data")
