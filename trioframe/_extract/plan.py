@@ -32,6 +32,7 @@ from .._shutdown import Shutdown
 from .._websocket.connection import WebSocketConnection
 from .context import Deferred
 from .dependencies import dependency_name, dependency_signature, dependency_step
+from .hints import suggestion
 from .params import MISSING, ParamInfo, describe
 from .single import is_single, refuse_alias, single_info, single_step
 from .sources import (
@@ -290,10 +291,7 @@ class _Planner:
     def step_for(self, ctx: StepContext, annotation: Any) -> Step:
         """The step for one parameter of the handler or of a dependency."""
         if annotation is inspect.Parameter.empty:
-            raise ctx.fail(
-                "the parameter has no annotation; annotate it with an extractor "
-                "(Path[int], Query[T], Json[T], Headers, ...)"
-            )
+            raise ctx.fail(f"the parameter has no annotation{suggestion(ctx, annotation)}")
         if typing.get_origin(annotation) in (typing.Union, types.UnionType):
             rest = strip_error(typing.get_args(annotation))
             if len(rest) < len(typing.get_args(annotation)):  # `X | Error`
@@ -316,7 +314,9 @@ class _Planner:
         for predicate, factory in STEP_TABLE:
             if predicate(annotation):
                 return factory(ctx, annotation)
-        raise ctx.fail(f"no extractor for annotation {type_name(annotation)}")
+        raise ctx.fail(
+            f"no extractor for annotation {type_name(annotation)}{suggestion(ctx, annotation)}"
+        )
 
     def dependency(self, kind: type[FromRequest]) -> Step:
         """The one step resolving ``kind`` in this plan, its own parameters planned first."""
