@@ -25,10 +25,13 @@ from ._errors import TooManyRequests as TooManyRequests
 from ._errors import Unauthorized as Unauthorized
 from ._errors import UnsupportedMediaType as UnsupportedMediaType
 from ._errors import ValidationError as ValidationError
+from ._extract import Alias as Alias
 from ._extract import Body as Body
+from ._extract import CookieValue as CookieValue
 from ._extract import Extension as Extension
 from ._extract import Form as Form
 from ._extract import FromRequest as FromRequest
+from ._extract import HeaderValue as HeaderValue
 from ._extract import Json as Json
 from ._extract import Path as Path
 from ._extract import Query as Query
@@ -71,6 +74,7 @@ from .middleware import SessionMiddleware as SessionMiddleware
 from .middleware import TimeoutMiddleware as TimeoutMiddleware
 
 __all__ = [
+    "Alias",
     "App",
     "BadRequest",
     "Body",
@@ -79,6 +83,7 @@ __all__ = [
     "Conflict",
     "Cookie",
     "CookieJar",
+    "CookieValue",
     "Cookies",
     "Cors",
     "CorsMiddleware",
@@ -90,6 +95,7 @@ __all__ = [
     "Forbidden",
     "Form",
     "FromRequest",
+    "HeaderValue",
     "Headers",
     "InternalServerError",
     "Json",

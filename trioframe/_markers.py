@@ -1,8 +1,9 @@
 """The extractor annotations handlers use.
 
-``Path[T]``, ``Query[T]``, ``Json[T]``, ``Form[T]``, ``State[T]`` and ``Extension[T]`` are
-``typing.Annotated`` aliases: to a type checker ``user_id: Path[int]`` is an ``int``; at
-runtime the annotation carries a small frozen marker saying where the value comes from.
+``Path[T]``, ``Query[T]``, ``HeaderValue[T]``, ``CookieValue[T]``, ``Json[T]``, ``Form[T]``,
+``State[T]`` and ``Extension[T]`` are ``typing.Annotated`` aliases: to a type checker
+``user_id: Path[int]`` is an ``int``; at runtime the annotation carries a small frozen marker
+saying where the value comes from (and an ``Alias``, when given, which key to read).
 ``Body`` and ``FromRequest`` are classes. Nothing here does any work per request.
 """
 
@@ -16,10 +17,13 @@ if TYPE_CHECKING:
     from ._request import Request
 
 __all__ = [
+    "Alias",
     "Body",
+    "CookieValue",
     "Extension",
     "Form",
     "FromRequest",
+    "HeaderValue",
     "Json",
     "Marker",
     "Path",
@@ -45,13 +49,42 @@ JSON = Marker("json", "body")
 FORM = Marker("form", "body")
 STATE = Marker("state", "state")
 EXTENSION = Marker("extension", "extension")
+HEADER = Marker("header", "header")
+COOKIE = Marker("cookie", "cookie")
+
+
+def _nonempty(_instance: object, _attribute: object, name: str) -> None:
+    if not name:
+        raise ValueError("an Alias names a key: it cannot be empty")
+
+
+@attrs.frozen
+class Alias:
+    """The key a single value is read under when it is not the Python parameter's name:
+    ``page_size: Annotated[Query[int], Alias("page-size")] = 20`` reads ``?page-size=``.
+    It applies to a single ``Query[T]`` value, ``HeaderValue[T]`` and ``CookieValue[T]``;
+    anywhere else it is a ``ConfigurationError`` at startup."""
+
+    name: str = attrs.field(validator=[attrs.validators.instance_of(str), _nonempty])
+
 
 Path = Annotated[T, PATH]
 """Route parameters: a scalar (one parameter), a tuple (several, in order), an attrs class
 or dataclass whose fields are the parameter names, or ``list[str]``. Failure: 400."""
 
 Query = Annotated[T, QUERY]
-"""The query string into an attrs class/dataclass or ``dict[str, str]``. Failure: 400."""
+"""A record (attrs class, dataclass, ``TypedDict``, pydantic model) or ``dict[str, X]``: the
+whole query string. Any other ``T`` (a scalar, ``X | None``, ``list[X]``): the one key named
+like the parameter (or its ``Alias``), the parameter's default when absent. Failure: 400."""
+
+HeaderValue = Annotated[T, HEADER]
+"""One request header, named like the parameter with ``_`` as ``-`` (or its ``Alias``),
+case-insensitive: its first value, or every value for ``list[X]``. Absent: the parameter's
+default, ``None`` for ``X | None``, else 400."""
+
+CookieValue = Annotated[T, COOKIE]
+"""One cookie, named like the parameter (or its ``Alias``). Absent: the parameter's default,
+``None`` for ``X | None``, else 400."""
 
 Json = Annotated[T, JSON]
 """The body as JSON (``application/json`` or ``+json``) into any cattrs-structurable type.

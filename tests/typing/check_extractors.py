@@ -3,11 +3,23 @@ to a type checker each extractor annotation is the plain type it wraps."""
 
 from __future__ import annotations
 
-from typing import assert_type
+from typing import Annotated, assert_type
 
 import attrs
 
-from trioframe import Error, Extension, Form, Json, Path, Query, Response, State
+from trioframe import (
+    Alias,
+    CookieValue,
+    Error,
+    Extension,
+    Form,
+    HeaderValue,
+    Json,
+    Path,
+    Query,
+    Response,
+    State,
+)
 
 
 @attrs.define
@@ -38,6 +50,23 @@ async def handler(
     assert_type(store, Store)
     assert_type(tag, str)
     return Response.json({"id": user_id + 1, "page": filters.page})
+
+
+async def single_values(
+    page: Query[int],
+    tags: Query[list[str]],
+    size: Annotated[Query[int], Alias("page-size")],
+    inner: Query[Annotated[int, Alias("inner")]],
+    token: HeaderValue[str | None],
+    session: CookieValue[str] | Error,
+) -> Response:
+    assert_type(page, int)
+    assert_type(tags, list[str])
+    assert_type(size, int)
+    assert_type(inner, int)
+    assert_type(token, str | None)
+    assert_type(session, str | Error)
+    return Response.json(page + size + inner)
 
 
 def config_copies() -> None:

@@ -24,7 +24,15 @@ from . import pydantic_models
 from .convert import JSON_CONVERTER, literal_values
 from .shapes import is_fixed_tuple, is_mapping, is_record, is_sequence
 
-__all__ = ["UnsupportedType", "check_fields", "check_json", "check_path", "type_name", "unwrap"]
+__all__ = [
+    "UnsupportedType",
+    "check_fields",
+    "check_json",
+    "check_path",
+    "check_value",
+    "type_name",
+    "unwrap",
+]
 
 #: The leaf types both converters read (besides enums, literals and ``Any``).
 SCALARS = frozenset(
@@ -219,6 +227,20 @@ def check_path(kind: Any) -> None:
                 _check_text_leaf(item, f"{type_name(kind)}[]", "path")
     elif not pydantic_models.is_model(kind):
         _check_text_leaf(kind, "", "path")
+
+
+def check_value(kind: Any, source: str) -> None:
+    """One query key, header or cookie: a text leaf, or a flat collection of them (every
+    value of a repeated key), either of them optional (``X | None``)."""
+    kind = unwrap(kind)
+    members = _members(kind)
+    if members is not None:
+        rest = [m for m in members if m is not type(None)]
+        if len(rest) == 1:
+            kind = unwrap(rest[0])
+    if is_sequence(kind) and not is_fixed_tuple(kind):
+        kind = (typing.get_args(kind) or (Any,))[0]
+    _check_text_leaf(kind, "", source)
 
 
 def check_fields(kind: Any, source: str) -> None:

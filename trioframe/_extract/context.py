@@ -11,6 +11,7 @@ from .._errors import ConfigurationError
 from .._multipart.decoder import MultipartConfig
 from .._multipart.fields import FormReading
 from .._request import Request
+from .params import MISSING
 
 __all__ = ["Deferred", "Step", "StepContext"]
 
@@ -29,8 +30,9 @@ class StepContext:
     route's parameter names, the registered state values (outermost router first), the
     largest JSON body ``Json[T]`` parses, the ``FromRequest`` dependency whose parameter this
     is (``None`` for the handler's own), the route's multipart limits, how ``Form`` reads
-    a multipart body in this plan, and where the ``State[T]`` steps decided once the
-    lifespans have entered are collected (the app's list)."""
+    a multipart body in this plan, where the ``State[T]`` steps decided once the
+    lifespans have entered are collected (the app's list), and the parameter's default
+    (``MISSING`` when it has none)."""
 
     handler: str
     parameter: str
@@ -41,6 +43,7 @@ class StepContext:
     multipart: MultipartConfig = attrs.Factory(MultipartConfig)
     form_reading: FormReading = attrs.Factory(FormReading)
     late_states: list[Deferred] = attrs.Factory(list)
+    default: Any = MISSING
 
     def fail(self, reason: str) -> ConfigurationError:
         """The startup error for this parameter, naming the handler (and the dependency)."""

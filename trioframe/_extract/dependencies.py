@@ -19,6 +19,7 @@ from typing import Any
 from .._errors import ConfigurationError, Error
 from .._markers import FromRequest
 from .._request import Request
+from .params import MISSING
 from .sources import Step
 
 __all__ = [
@@ -28,8 +29,9 @@ __all__ = [
     "dependency_step",
 ]
 
-#: (parameter name, annotation) for each parameter of ``from_request`` after the request.
-DependencySignature = tuple[tuple[str, Any], ...]
+#: (parameter name, annotation, default) for each parameter of ``from_request`` after the
+#: request; ``MISSING`` for no default.
+DependencySignature = tuple[tuple[str, Any, Any], ...]
 
 #: The base class's ``from_request``, which only raises: a subclass must define its own.
 _UNDEFINED = vars(FromRequest)["from_request"].__func__
@@ -42,7 +44,7 @@ def dependency_name(kind: type) -> str:
 
 def dependency_signature(kind: type[FromRequest], handler: str) -> DependencySignature:
     """The parameters ``kind.from_request`` takes after the request, with their annotations
-    resolved. Raises ``ConfigurationError`` naming ``handler`` and the dependency when
+    resolved and their defaults. Raises ``ConfigurationError`` naming ``handler`` and the dependency when
     ``from_request`` is missing, takes no request, has ``*args``/``**kwargs`` or a
     positional-only parameter after the request, or annotations that do not resolve."""
     where = f"handler {handler}, dependency {dependency_name(kind)}"
@@ -68,7 +70,14 @@ def dependency_signature(kind: type[FromRequest], handler: str) -> DependencySig
     if not rest:
         return ()
     hints = _annotations_of(method, [param.name for param in rest], where)
-    return tuple((param.name, hints.get(param.name, inspect.Parameter.empty)) for param in rest)
+    return tuple(
+        (
+            param.name,
+            hints.get(param.name, inspect.Parameter.empty),
+            MISSING if param.default is param.empty else param.default,
+        )
+        for param in rest
+    )
 
 
 def _annotations_of(method: Callable[..., Any], names: list[str], where: str) -> dict[str, Any]:

@@ -36,14 +36,19 @@ class ParamInfo:
       is not one value: ``Request``, ``Headers``, ``Method``, ...), ``dependency`` (a
       ``FromRequest`` class; its own inputs follow it, with ``dependency`` set) or
       ``websocket`` (the connection of a WebSocket handler).
-    * ``name``: the Python parameter's name.
+    * ``name``: the name on the wire for a single value (the query key, the lower-case
+      header name, the cookie name: an ``Alias`` when one is given); the Python parameter's
+      name for every other input.
     * ``type``: the type the value has once extracted (``T`` of ``Query[T]``, the class of
       ``Headers``, ...).
-    * ``required``: the parameter has no default.
+    * ``required``: the parameter has no default (for a single value: nor is it
+      ``X | None``, which is ``None`` when absent).
     * ``default``: its default, or :data:`MISSING`.
     * ``media_type``: for a body, the media type it is read as (``None`` otherwise).
     * ``dependency``: the ``FromRequest`` class name this input belongs to, ``None`` for the
       handler's own parameters.
+    * ``parameter``: the Python parameter's name (the same as ``name`` unless a single
+      value's wire name differs).
     """
 
     source: str
@@ -53,6 +58,9 @@ class ParamInfo:
     default: Any = MISSING
     media_type: str | None = None
     dependency: str | None = None
+    parameter: str = attrs.field(
+        default=attrs.Factory(lambda self: self.name, takes_self=True), kw_only=True
+    )
 
 
 def describe(
@@ -61,10 +69,14 @@ def describe(
     kind: str,
     default: Any = MISSING,
     dependency: str | None = None,
+    *,
+    wire: str | None = None,
+    required: bool | None = None,
 ) -> ParamInfo:
-    """The ``ParamInfo`` of a parameter the planner gave a step of ``kind``: a marker's
-    source (``path``, ``json``, ...), or ``request``, ``body``, ``multipart``, ``dependency``,
-    ``websocket``."""
+    """The ``ParamInfo`` of the parameter ``name`` the planner gave a step of ``kind``: a
+    marker's source (``path``, ``json``, ...), or ``request``, ``body``, ``multipart``,
+    ``dependency``, ``websocket``. A single value gives its ``wire`` name, and whether it is
+    ``required`` when that is not simply "has no default"."""
     value_type = annotation
     if typing.get_origin(annotation) is Annotated:
         value_type = typing.get_args(annotation)[0]
@@ -76,10 +88,11 @@ def describe(
         media = "application/octet-stream"
     return ParamInfo(
         source=source,
-        name=name,
+        name=name if wire is None else wire,
         type=value_type,
-        required=default is MISSING,
+        required=default is MISSING if required is None else required,
         default=default,
         media_type=media,
         dependency=dependency,
+        parameter=name,
     )

@@ -32,7 +32,9 @@ from .._shutdown import Shutdown
 from .._websocket.connection import WebSocketConnection
 from .context import Deferred
 from .dependencies import dependency_name, dependency_signature, dependency_step
+from .hints import suggestion
 from .params import MISSING, ParamInfo, describe
+from .single import is_single, refuse_alias, single_info, single_step
 from .sources import (
     Step,
     StepContext,
@@ -131,14 +133,18 @@ _TYPE_CHECKS: dict[str, Callable[[Any], None]] = {
 def _annotated_step(ctx: StepContext, annotation: Any) -> Step:
     marker = _marker(annotation)
     assert marker is not None
+    if is_single(marker, annotation):
+        return single_step(ctx, annotation, marker)
     kind = typing.get_args(annotation)[0]
+    written = f"{marker.source.capitalize()}[{type_name(kind)}]"
+    refuse_alias(ctx, annotation, written)
     step = _BY_MARKER[marker.source](ctx, kind)
     check = _TYPE_CHECKS.get(marker.source)
     if check is not None:
         try:
             check(kind)
         except UnsupportedType as exc:
-            raise ctx.fail(f"{marker.source.capitalize()}[{type_name(kind)}]: {exc}") from None
+            raise ctx.fail(f"{written}: {exc}") from None
     return step
 
 
@@ -247,10 +253,13 @@ class _Planner:
     resolving: list[type] = attrs.Factory(list)
     params: list[ParamInfo] = attrs.Factory(list)
 
-    def learned(self, ctx: StepContext, annotation: Any, default: Any = MISSING) -> None:
+    def learned(self, ctx: StepContext, annotation: Any) -> None:
         """Keep what the parameter of ``ctx`` is (see ``ParamInfo``)."""
         marker = _marker(annotation)
         reader = _body_reader(annotation)
+        if marker is not None and is_single(marker, annotation):
+            self.params.append(single_info(ctx, annotation, marker))
+            return
         if marker is not None:
             kind = marker.source
         elif reader == "Multipart":
@@ -261,9 +270,11 @@ class _Planner:
             kind = "dependency"
         else:
             kind = "request"
-        self.params.append(describe(ctx.parameter, annotation, kind, default, ctx.dependency))
+        self.params.append(describe(ctx.parameter, annotation, kind, ctx.default, ctx.dependency))
 
-    def context(self, parameter: str, dependency: str | None = None) -> StepContext:
+    def context(
+        self, parameter: str, dependency: str | None = None, default: Any = MISSING
+    ) -> StepContext:
         return StepContext(
             self.handler,
             parameter,
@@ -274,15 +285,13 @@ class _Planner:
             multipart=self.multipart,
             form_reading=self.form_reading,
             late_states=self.late_states,
+            default=default,
         )
 
     def step_for(self, ctx: StepContext, annotation: Any) -> Step:
         """The step for one parameter of the handler or of a dependency."""
         if annotation is inspect.Parameter.empty:
-            raise ctx.fail(
-                "the parameter has no annotation; annotate it with an extractor "
-                "(Path[int], Query[T], Json[T], Headers, ...)"
-            )
+            raise ctx.fail(f"the parameter has no annotation{suggestion(ctx, annotation)}")
         if typing.get_origin(annotation) in (typing.Union, types.UnionType):
             rest = strip_error(typing.get_args(annotation))
             if len(rest) < len(typing.get_args(annotation)):  # `X | Error`
@@ -305,7 +314,9 @@ class _Planner:
         for predicate, factory in STEP_TABLE:
             if predicate(annotation):
                 return factory(ctx, annotation)
-        raise ctx.fail(f"no extractor for annotation {type_name(annotation)}")
+        raise ctx.fail(
+            f"no extractor for annotation {type_name(annotation)}{suggestion(ctx, annotation)}"
+        )
 
     def dependency(self, kind: type[FromRequest]) -> Step:
         """The one step resolving ``kind`` in this plan, its own parameters planned first."""
@@ -319,8 +330,8 @@ class _Planner:
         self.resolving.append(kind)
         name = dependency_name(kind)
         steps = []
-        for param, annotation in dependency_signature(kind, self.handler):
-            ctx = self.context(param, name)
+        for param, annotation, default in dependency_signature(kind, self.handler):
+            ctx = self.context(param, name, default)
             steps.append((param, self.step_for(ctx, annotation)))
             self.learned(ctx, annotation)
         self.resolving.pop()
@@ -381,11 +392,11 @@ def build_plan(
     sockets: list[str] = []
     positional = True
     for param in inspect.signature(handler).parameters.values():
-        ctx = planner.context(param.name)
+        default = MISSING if param.default is param.empty else param.default
+        ctx = planner.context(param.name, default=default)
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ctx.fail("*args/**kwargs are not extractors")
         annotation = hints.get(param.name, inspect.Parameter.empty)
-        default = MISSING if param.default is param.empty else param.default
         if _is_websocket(annotation):
             if not websocket:
                 raise ctx.fail("WebSocketConnection is only available on Router.websocket routes")
@@ -394,7 +405,7 @@ def build_plan(
             continue
         described = len(planner.params)
         steps.append((param.name, planner.step_for(ctx, annotation)))
-        planner.params.insert(described, _described(planner, ctx, annotation, default))
+        planner.params.insert(described, _described(planner, ctx, annotation))
         positional = positional and param.kind is not param.KEYWORD_ONLY
     planner.check_body_readers()
     if websocket and len(sockets) != 1:
@@ -413,8 +424,8 @@ def build_plan(
     )
 
 
-def _described(planner: _Planner, ctx: StepContext, annotation: Any, default: Any) -> ParamInfo:
+def _described(planner: _Planner, ctx: StepContext, annotation: Any) -> ParamInfo:
     """The handler parameter's own ``ParamInfo`` (its dependency's inputs, if it is one, were
     learned while its step was planned, and follow it)."""
-    planner.learned(ctx, annotation, default)
+    planner.learned(ctx, annotation)
     return planner.params.pop()
