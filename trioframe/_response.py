@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from ._body import EventStream, FileSource
+from ._codec import pydantic_models
 from ._codec.encode import encode_json
 from ._errors import Error, error_body
 from ._http.cookies import Cookie
@@ -313,8 +314,8 @@ def to_response(value: object) -> Response:
     """Turn a handler's return value into a ``Response``.
 
     ``Response`` as is; ``str`` → text/plain; ``bytes`` → application/octet-stream;
-    ``dict``, ``list``, attrs instances and dataclasses → JSON; ``None`` → 200 with an empty
-    body. Anything else is a ``TypeError`` (the server answers 500 and logs it)."""
+    ``dict``, ``list``, attrs instances, dataclasses and pydantic models → JSON; ``None`` → 200
+    with an empty body. Anything else is a ``TypeError`` (the server answers 500 and logs it)."""
     if isinstance(value, Response):
         return value
     if isinstance(value, str):
@@ -326,5 +327,7 @@ def to_response(value: object) -> Response:
     if isinstance(value, dict | list) or attrs.has(type(value)):
         return Response.json(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return Response.json(value)
+    if pydantic_models.is_model(type(value)):
         return Response.json(value)
     raise TypeError(f"a handler returned {type(value).__name__}, which is not a response")
