@@ -11,6 +11,7 @@ import pydantic
 import pytest
 
 from trioframe import ConfigurationError, Response, Router, freeze
+from trioframe._response import to_response
 from trioframe.testing import TestClient
 
 
@@ -122,3 +123,17 @@ def test_responses_text_bytes_and_untyped_returns_are_not_checked() -> None:
         router.get(f"/{index}", handler)
     returns = [route.returns for route in freeze(router).routes]
     assert returns == [Response, str, bytes, object, Response | Item, None]
+
+
+@pytest.mark.parametrize(
+    ("value", "content"),
+    [("made", b"made"), (b"\x00", b"\x00"), (None, b""), ({"id": 1}, b'{"id":1}')],
+    ids=["text", "bytes", "none", "json"],
+)
+def test_the_route_status_applies_to_every_returned_value(value: Any, content: bytes) -> None:
+    response = to_response(value, 201)
+    assert (response.status, response.body) == (201, content)
+
+
+def test_a_returned_response_keeps_its_own_status() -> None:
+    assert to_response(Response.text("x", 202), 201).status == 202
