@@ -218,8 +218,10 @@ class _Freezer:
         self.plans[id(endpoint)] = plan
         middlewares = _middlewares(endpoint.routers)
 
+        status = 200  # the route's status
+
         async def call(request: Request) -> Response:
-            return await _call(plan, request)
+            return await _call(plan, status, request)
 
         async def upgrade(request: Request) -> Response:
             return await _accept_upgrade(plan, endpoint.subprotocols, policy.websocket, request)
@@ -240,9 +242,9 @@ def _middlewares(routers: tuple[Owner, ...]) -> tuple[Middleware, ...]:
     return middlewares
 
 
-async def _call(plan: HandlerPlan, request: Request) -> Response:
+async def _call(plan: HandlerPlan, status: int, request: Request) -> Response:
     request.body_reader.refuse_declared_excess()  # middleware sees the 413
-    response = to_response(await plan.call(request))
+    response = to_response(await plan.call(request), status)
     if type(response.body_stream) is FileSource:  # opened now: middleware sees the answer
         return await resolve_file(response, request)
     return response

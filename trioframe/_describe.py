@@ -3,7 +3,6 @@ route's endpoint and its handler's plan (``App.routes``)."""
 
 from __future__ import annotations
 
-import inspect
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -53,15 +52,6 @@ def route_info(endpoint: Endpoint, plan: HandlerPlan) -> RouteInfo:
         methods=(method,),
         handler=handler,
         params=plan.params,
-        returns=_declared_return(handler),
+        returns=plan.returns,
         websocket=websocket,
     )
-
-
-def _declared_return(handler: Callable[..., Any]) -> Any:
-    target = handler if inspect.isroutine(handler) else type(handler).__call__
-    try:
-        hints = typing.get_type_hints(target, include_extras=True)
-    except Exception:  # the planner resolved the parameters; a return it cannot: undeclared
-        return None
-    return hints.get("return")

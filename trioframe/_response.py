@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from ._body import EventStream, FileSource
+from ._codec import pydantic_models
 from ._codec.encode import encode_json
 from ._errors import Error, error_body
 from ._http.cookies import Cookie
@@ -309,22 +310,26 @@ async def _sse_frames(events: AsyncIterable[str | ServerSentEvent]) -> AsyncIter
         await _aclose(iterator)
 
 
-def to_response(value: object) -> Response:
-    """Turn a handler's return value into a ``Response``.
+def to_response(value: object, status: int = 200) -> Response:
+    """Turn a handler's return value into a ``Response``, with ``status`` (the route's) unless
+    the value is a ``Response`` already.
 
     ``Response`` as is; ``str`` → text/plain; ``bytes`` → application/octet-stream;
-    ``dict``, ``list``, attrs instances and dataclasses → JSON; ``None`` → 200 with an empty
-    body. Anything else is a ``TypeError`` (the server answers 500 and logs it)."""
+    ``dict``, ``list``, attrs instances, dataclasses and pydantic models → JSON; ``None`` → an
+    empty body (none at all with 204). Anything else is a ``TypeError`` (the server answers 500
+    and logs it)."""
     if isinstance(value, Response):
         return value
     if isinstance(value, str):
-        return Response.text(value)
+        return Response.text(value, status)
     if isinstance(value, bytes | bytearray | memoryview):
-        return Response(200, bytes(value), [(b"content-type", CT_OCTETS)])
+        return Response(status, bytes(value), [(b"content-type", CT_OCTETS)])
     if value is None:
-        return Response(200)
+        return Response(status)
     if isinstance(value, dict | list) or attrs.has(type(value)):
-        return Response.json(value)
+        return Response.json(value, status)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return Response.json(value)
+        return Response.json(value, status)
+    if pydantic_models.is_model(type(value)):
+        return Response.json(value, status)
     raise TypeError(f"a handler returned {type(value).__name__}, which is not a response")

@@ -34,6 +34,7 @@ from .context import Deferred
 from .dependencies import dependency_name, dependency_signature, dependency_step
 from .hints import suggestion
 from .params import MISSING, ParamInfo, describe
+from .returns import check_return
 from .single import is_single, refuse_alias, single_info, single_step
 from .sources import (
     Step,
@@ -172,6 +173,9 @@ class HandlerPlan:
     #: what each input is: the handler's parameters in order, each dependency's own inputs
     #: after it
     params: tuple[ParamInfo, ...] = ()
+    #: the declared return type (``None`` when the handler declares none); a value type is
+    #: written as JSON (``_response.to_response``)
+    returns: Any = None
 
     async def arguments(self, request: Request) -> dict[str, Any]:
         """Run every step: the handler's keyword arguments. Raises the steps' ``Error``s."""
@@ -413,6 +417,9 @@ def build_plan(
             f"WebSocket handler {name} must take exactly one WebSocketConnection parameter"
         )
     streams = any(kind == "Multipart" for kind, _ in planner.readers)
+    returns = hints.get("return")
+    if not websocket:
+        check_return(name, returns)
     return HandlerPlan(
         handler=handler,
         steps=tuple(steps),
@@ -421,6 +428,7 @@ def build_plan(
         websocket_param=sockets[0] if sockets else None,
         positional=positional and not sockets,
         params=tuple(planner.params),
+        returns=returns,
     )
 
 
