@@ -20,9 +20,11 @@ from ._describe import RouteInfo, route_info
 from ._errors import ConfigurationError, Error
 from ._extract import HandlerPlan, build_plan
 from ._extract.context import Deferred
+from ._extract.path_types import path_types
 from ._files.resolve import resolve_file
 from ._lifespan import Lifespan, plan_lifespans
 from ._response import Response, to_response
+from ._routing.paths import NamedRoute, PathBuilder, build_paths
 from ._routing.results import (
     WEBSOCKET,
     AutoOptions,
@@ -111,11 +113,13 @@ class App:
     ``routes``: a ``RouteInfo`` per route: a router's own routes in registration order, then
     those of the routers nested in it, in the order they were nested. ``lifespans``: every
     lifespan, in the order they are entered; their values are state. ``policy``: the limits
-    it enforces."""
+    it enforces. ``paths``: the paths of its named routes (what :meth:`path_for` and
+    ``request.path_for`` use)."""
 
     routes: tuple[RouteInfo, ...]
     lifespans: tuple[Lifespan, ...]
     policy: AppPolicy
+    paths: PathBuilder
     _table: RouteTable[PreparedEndpoint, Unrouted]
     _root: Unrouted  # the outermost router's scope (a path no nest scope could be matched)
     _late_states: tuple[Deferred, ...]
@@ -128,6 +132,13 @@ class App:
         ``ConfigurationError`` naming the handler and parameter when none is a ``T``."""
         for late in self._late_states:
             late.resolve()
+
+    def path_for(self, name: str, /, **params: Any) -> str:
+        """The path of the route named ``name`` (see ``RouteInfo.name``) with ``params`` as
+        its path parameters, each written as its ``Path[T]`` reads it and percent-encoded:
+        ``app.path_for("get_user", user_id=42) == "/users/42"``. ``ValueError`` naming the
+        name or parameter that is wrong (see docs/routing.md, "Route names")."""
+        return self.paths.path_for(name, **params)
 
     def route(
         self, method: str, raw_path: str, upgrade: bool
@@ -178,11 +189,19 @@ class _Freezer:
             routes=tuple(route_info(e, self.plans[id(e)]) for e in routes),
             lifespans=self.lifespans,
             policy=self.policy,
+            paths=build_paths(self.named(e) for e in routes),
             table=table,
             root=self.prepare_scope((self.router,)),
             late_states=tuple(self.late_states),
             has_websockets=any(e.is_websocket for e in table.endpoints),
         )
+
+    def named(self, endpoint: Endpoint) -> NamedRoute:
+        """A route as its name sees it: what path it builds and how its parameters are read."""
+        assert endpoint.meta is not None  # a route's (only fallbacks have none)
+        method = "WebSocket" if endpoint.is_websocket else endpoint.method
+        types = path_types(self.plans[id(endpoint)].params, endpoint.param_names)
+        return NamedRoute(endpoint.meta, f"{method} {endpoint.pattern}", endpoint.pattern, types)
 
     def states_of(self, routers: tuple[Owner, ...]) -> tuple[Any, ...]:
         """The state of a route owned by ``routers`` (outermost first): each router's values,

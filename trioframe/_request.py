@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, TypeVar, overload
+from typing import Any, Protocol, TypeVar, overload
 
 import attrs
 
@@ -21,7 +21,7 @@ from ._http.tls import TLSInfo
 from ._http.url import Uri, parse_query
 from ._shutdown import Shutdown
 
-__all__ = ["BodyReader", "Extensions", "Request", "StateProvider", "find_state"]
+__all__ = ["BodyReader", "Extensions", "PathWriter", "Request", "StateProvider", "find_state"]
 
 T = TypeVar("T")
 
@@ -182,6 +182,13 @@ class Extensions:
 _SAME_AS_CLIENT: tuple[str, int] | None = None
 
 
+class PathWriter(Protocol):
+    """What builds the paths of an application's named routes (the frozen app's
+    ``PathBuilder``)."""
+
+    def path_for(self, name: str, /, **params: Any) -> str: ...
+
+
 @attrs.define(eq=False, slots=False)
 class Request:
     """An incoming HTTP request.
@@ -215,10 +222,12 @@ class Request:
     shutdown_signal: Shutdown | None = attrs.field(default=None, repr=False)
 
     # Not fields: set by ``served`` only. The address the connection came from when a trusted
-    # proxy named another client (see ``peer``), and the state values of the routers that own
-    # the matched route, outermost first (see ``state``). Class attributes otherwise.
+    # proxy named another client (see ``peer``), the state values of the routers that own
+    # the matched route, outermost first (see ``state``), and the app's route paths (see
+    # ``path_for``). Class attributes otherwise.
     _peer = _SAME_AS_CLIENT
     _route_states = _NO_STATES
+    _paths: PathWriter | None = None
 
     @classmethod
     def served(
@@ -238,12 +247,13 @@ class Request:
         shutdown_signal: Shutdown | None,
         peer: tuple[str, int] | None,
         route_states: tuple[Any, ...],
+        paths: PathWriter,
     ) -> Request:
         """The request as the server hands it to the app: built once, from what the
         connection parsed, what the trusted proxies forwarded (``client``, ``scheme``, the
-        ``Host`` in ``headers``; ``peer`` the connection's own address) and what routing
-        matched (``params``, the route's ``route_states``). Nothing changes it afterwards
-        but the body as it is read."""
+        ``Host`` in ``headers``; ``peer`` the connection's own address), what routing
+        matched (``params``, the route's ``route_states``) and the app's ``paths``. Nothing
+        changes it afterwards but the body as it is read."""
         # Every field stored here, not through __init__ (one call less per request; the
         # package tests check that no field is missed).
         request = cls.__new__(cls)
@@ -265,6 +275,7 @@ class Request:
         if peer != client:
             request._peer = peer
         request._route_states = route_states
+        request._paths = paths
         return request
 
     @property
@@ -305,6 +316,25 @@ class Request:
         forwarded (``ServerConfig.trusted_proxies``). ``""`` when the request names none
         (HTTP/1.0 without ``Host``)."""
         return self.headers.get("host") or ""
+
+    def path_for(self, name: str, /, **params: Any) -> str:
+        """The path of the app's route named ``name`` with ``params`` as its path parameters
+        (``App.path_for``): ``request.path_for("get_user", user_id=42) == "/users/42"``.
+        ``ValueError`` naming what is wrong; ``RuntimeError`` for a request no app serves."""
+        if self._paths is None:
+            raise RuntimeError("this request is not served by an app: it has no route names")
+        return self._paths.path_for(name, **params)
+
+    def url_for(self, name: str, /, **params: Any) -> str:
+        """:meth:`path_for` as an absolute URL, with the scheme and host this request was
+        sent to (``scheme``, ``host``: behind a trusted proxy, the ones it forwarded):
+        ``https://shop.example/users/42``. ``ValueError`` also when the request names no
+        host (HTTP/1.0 without ``Host``): use ``path_for`` there."""
+        path = self.path_for(name, **params)
+        host = self.host
+        if not host:
+            raise ValueError(f"url_for({name!r}): the request names no host; use path_for")
+        return f"{self.scheme}://{host}{path}"
 
     def header(self, name: str) -> str | None:
         """The first value of header ``name`` (case-insensitive), or ``None``."""

@@ -336,11 +336,13 @@ def test_the_servers_constructor_sets_every_field_of_the_request() -> None:
         None,
         ("10.0.0.2", 2),
         ("state",),
+        freeze(Router().get("/items/{id}", echo, name="item")).paths,
     )
     assert {field.name for field in attrs.fields(Request)} <= set(vars(request))
     assert request.params == {"id": "7"}
     assert (request.client, request.peer) == (("10.0.0.1", 1), ("10.0.0.2", 2))
     assert request.state(str) == "state"
+    assert request.url_for("item", id=8) == "https://t/items/8"
 
 
 async def test_the_route_decides_the_body_limit_before_the_request_is_built() -> None:

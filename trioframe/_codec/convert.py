@@ -5,7 +5,8 @@ which parses strings strictly (``"1_000"`` is not an int, ``"nan"`` is not a flo
 have fixed spellings), and one for JSON, which checks types instead of coercing them (a
 JSON ``"42"`` is not an int). Types JSON has no native form for (datetimes, UUIDs, ...) come
 as strings in both, parsed by ``values``. ``Response.json`` writes with ``JSON_CONVERTER``'s
-unstructure side, so every type it reads, it writes, and the other way round.
+unstructure side, so every type it reads, it writes, and the other way round; ``path_for``
+writes path parameters with ``TEXT_CONVERTER``'s (``to_text``), checked to read back equal.
 
 Hooks are created once per type (cattrs caches them); the collection and record hooks
 (``shapes``) check the JSON shape first, so a body of the wrong shape says ``expected a JSON
@@ -30,7 +31,7 @@ import cattrs
 from . import pydantic_models, shapes, values
 from .values import Choices, ExtractionValueError, NestedErrors
 
-__all__ = ["JSON_CONVERTER", "TEXT_CONVERTER", "describe_failure"]
+__all__ = ["JSON_CONVERTER", "TEXT_CONVERTER", "describe_failure", "to_text"]
 
 _INT = re.compile(r"[+-]?[0-9]+")  # ASCII digits only
 _TRUE = frozenset({"true", "1", "yes", "on"})
@@ -249,6 +250,42 @@ JSON_CONVERTER.register_unstructure_hook(datetime.timedelta, values.format_durat
 JSON_CONVERTER.register_unstructure_hook_factory(
     pydantic_models.is_model, pydantic_models.unstructure_hook
 )
+
+
+def _bool_text(value: bool) -> str:
+    return "true" if value else "false"
+
+
+# What a path is written with (``path_for``): the spellings the text hooks above read back.
+_TEXT_WRITERS: list[tuple[type, Callable[[Any], str]]] = [
+    (bool, _bool_text),
+    (int, str),
+    (float, repr),
+    (decimal.Decimal, str),
+    (uuid.UUID, str),
+    (datetime.date, _isoformat),
+    (datetime.time, _isoformat),
+    (datetime.timedelta, values.format_duration),
+]
+for _kind, _write in _TEXT_WRITERS:
+    TEXT_CONVERTER.register_unstructure_hook(_kind, _write)
+
+
+def to_text(value: Any, kind: Any) -> str:
+    """The text ``TEXT_CONVERTER`` reads back as ``value`` when it reads a ``kind``: how a
+    path parameter is written. An enum member is written as its value (as ``Choices`` spells
+    it), before cattrs would take a ``str`` enum for a plain ``str``. ``ValueError`` saying
+    why when the text does not read back equal (a value of another type, a float that is not
+    finite, ...)."""
+    try:
+        written = TEXT_CONVERTER.unstructure(value.value if isinstance(value, enum.Enum) else value)
+        text = written if isinstance(written, str) else str(written)
+        back = TEXT_CONVERTER.structure(text, kind)
+    except Exception as exc:
+        raise ValueError(f"{value!r} is refused: {_reason(exc)}") from None
+    if back != value:
+        raise ValueError(f"{value!r} would be read back as {back!r}")
+    return text
 
 
 # -- messages -------------------------------------------------------------------------------

@@ -2,9 +2,10 @@
 
 ``Router`` collects routes; ``Router.freeze(prepare)`` builds a ``RouteTable`` once, and
 ``RouteTable.match(method, raw_path)`` answers each request with one of the result classes
-re-exported here. The modules: ``pattern`` (syntax), ``router`` (builder), ``table`` (freeze
+re-exported here. The modules: ``pattern`` (syntax), ``router`` (builder), ``register`` (its
+registration calls), ``meta`` (their keywords: name, status, tags, ...), ``table`` (freeze
 and match), ``trie`` (the segment trie and percent-decoding), ``results`` (the values handed to
-the dispatch layer).
+the dispatch layer), ``paths`` (route names and the paths they build).
 """
 
 from .pattern import Pattern as Pattern

@@ -17,6 +17,7 @@ from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 import attrs
 
 from .._http.method import Method
+from .meta import RouteMeta
 
 __all__ = [
     "WEBSOCKET",
@@ -66,6 +67,8 @@ class Endpoint:
       (empty for fallbacks, which receive no path parameters).
     * ``subprotocols``: for a WebSocket route (``method`` is :data:`WEBSOCKET`), the
       subprotocols it speaks, preferred first.
+    * ``meta``: what its registration call said (full name, status, tags, ...); ``None``
+      for a fallback.
     """
 
     method: Method | None
@@ -74,6 +77,7 @@ class Endpoint:
     routers: tuple[Owner, ...]
     param_names: tuple[str, ...]
     subprotocols: tuple[str, ...] = ()
+    meta: RouteMeta | None = None
 
     @property
     def is_websocket(self) -> bool:

@@ -1,26 +1,25 @@
-"""The public ``Router`` builder: registration, nesting, fallbacks, and ``freeze``.
+"""The public ``Router`` builder: nesting, fallbacks, and ``freeze`` (its registration calls
+are ``register``'s).
 
 A ``Router`` only records what the application declares and checks each declaration at once
-(bad patterns, bad methods, duplicates). Nested routers are kept by reference and flattened
-when the router is frozen, so routes added to a sub-router after ``nest`` still count.
+(bad patterns, bad methods, bad keywords, duplicates). Nested routers are kept by reference
+and flattened when the router is frozen, so routes added to a sub-router after ``nest`` still
+count; their names get the nest names then.
 ``freeze`` hands the flattened routes to ``table.build_table``; matching lives there.
 """
 
 from __future__ import annotations
 
 import os
-import string
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Self, TypeVar, overload
 
-import attrs
-
 from .._errors import ConfigurationError
-from .._http.grammar import TCHAR_PUNCTUATION
-from .._http.method import Method
 from .._multipart.decoder import MultipartConfig
-from .pattern import Pattern, parse_pattern, parse_prefix
-from .results import WEBSOCKET, Endpoint, Owner
+from .meta import check_nest_name
+from .pattern import Pattern, parse_prefix
+from .register import Handler, Registrations, check_handler
+from .results import Endpoint, Owner
 from .table import RouteSpec, RouteTable, ScopeSpec, build_table
 
 if TYPE_CHECKING:
@@ -31,8 +30,6 @@ __all__ = ["Router"]
 
 T = TypeVar("T")
 S = TypeVar("S")
-#: A handler: an async function (or an object with an ``async def __call__``).
-Handler = Callable[..., Awaitable[Any]]
 H = TypeVar("H", bound=Handler)
 L = TypeVar("L", bound=Callable[..., Any])  # a lifespan function
 #: A middleware: ``async (request, next) -> response``.
@@ -40,35 +37,8 @@ MiddlewareFunction = Callable[
     ["Request", Callable[["Request"], Awaitable["Response"]]], Awaitable[Any]
 ]
 
-_TOKEN_CHARS = frozenset(TCHAR_PUNCTUATION + string.digits + string.ascii_uppercase)
-_SUBPROTOCOL_CHARS = _TOKEN_CHARS | frozenset(string.ascii_lowercase)
 
-
-@attrs.frozen
-class _Route:
-    method: Method
-    pattern: Pattern
-    handler: Callable[..., Any]
-    subprotocols: tuple[str, ...] = ()
-
-
-def _method(name: object) -> Method:
-    if not isinstance(name, str) or not name or not set(name) <= _TOKEN_CHARS:
-        hint = ""
-        if isinstance(name, str) and name.upper() != name:
-            hint = f" (method names are case-sensitive: did you mean {name.upper()!r}?)"
-        raise ConfigurationError(f"invalid HTTP method {name!r}{hint}")
-    if name == "CONNECT":
-        raise ConfigurationError("CONNECT routes cannot be served: the server answers it 501")
-    return Method.of(name)
-
-
-def _check_handler(handler: object, what: str) -> None:
-    if not callable(handler):
-        raise ConfigurationError(f"the handler for {what} is not callable: {handler!r}")
-
-
-class Router:
+class Router(Registrations):
     """Routes, nested routers, a fallback, middleware and state, declared by chaining.
 
     Every registration returns the router. Leave the handler out and the call returns a
@@ -76,8 +46,13 @@ class Router:
 
         router = Router().get("/", index)
 
-        @router.get("/users/{user_id}")
+        @router.get("/users/{user_id}", name="user", tags=["users"])
         async def get_user(user_id: Path[int]) -> Response: ...
+
+    Each registration call takes the keywords ``name`` (what ``path_for`` calls the route;
+    default: the handler's ``__name__``), ``status``, ``tags``, ``summary``,
+    ``description``, ``deprecated``, ``include_in_schema`` and ``responses``, described in
+    ``RouteOptions`` and carried into ``RouteInfo``.
 
     Patterns are checked when registered; a malformed pattern or a method and pattern
     registered twice raises ``ConfigurationError``. Collisions that come from nesting are found
@@ -85,9 +60,8 @@ class Router:
     """
 
     def __init__(self) -> None:
-        self._routes: list[_Route] = []
-        self._keys: dict[tuple[str, tuple[str, ...]], str] = {}
-        self._nests: list[tuple[Pattern, Router]] = []
+        super().__init__()
+        self._nests: list[tuple[Pattern, Router, str | None]] = []
         self._fallback: Callable[..., Any] | None = None
         #: middleware in the order attached (the first attached runs outermost)
         self.middlewares: list[Any] = []
@@ -100,156 +74,6 @@ class Router:
 
     def __repr__(self) -> str:
         return f"<Router routes={len(self._routes)} nested={len(self._nests)}>"
-
-    # -- registration -------------------------------------------------------------------
-    def _register(
-        self,
-        path: str,
-        handler: Callable[..., Any] | None,
-        methods: Any,
-        subprotocols: tuple[str, ...] = (),
-    ) -> Any:
-        pattern = parse_pattern(path)
-        if methods is WEBSOCKET:
-            names: tuple[Method, ...] = (WEBSOCKET,)
-        else:
-            names = tuple(_method(m) for m in ((methods,) if isinstance(methods, str) else methods))
-        if not names:
-            raise ConfigurationError(f"route {path!r} needs at least one method")
-        what = "WebSocket" if methods is WEBSOCKET else "/".join(names)
-
-        def register(function: H) -> H:
-            _check_handler(function, f"{what} {path}")
-            pending: dict[tuple[str, tuple[str, ...]], str] = {}
-            for method in names:
-                key = (str(method), pattern.shape)
-                other = self._keys.get(key, pending.get(key))
-                pending[key] = path
-                if other is not None:
-                    same = "" if other == path else f" (it matches the same paths as {other})"
-                    raise ConfigurationError(
-                        f"duplicate route: {what} {path} is registered twice{same}"
-                    )
-            self._keys.update(pending)
-            for method in names:
-                self._routes.append(_Route(method, pattern, function, subprotocols))
-            return function
-
-        if handler is None:
-            return register
-        register(handler)
-        return self
-
-    @overload
-    def route(
-        self, path: str, handler: None = None, *, methods: Iterable[Method | str]
-    ) -> Callable[[H], H]: ...
-    @overload
-    def route(self, path: str, handler: Handler, methods: Iterable[Method | str]) -> Self: ...
-    def route(
-        self,
-        path: str,
-        handler: Callable[..., Any] | None = None,
-        methods: Iterable[Method | str] = (),
-    ) -> Any:
-        """Register ``handler`` at ``path`` for each of ``methods`` (``Method`` constants or
-        upper-case names; method names are case-sensitive, so ``"get"`` is refused)."""
-        return self._register(path, handler, methods)
-
-    @overload
-    def get(self, path: str, handler: None = None) -> Callable[[H], H]: ...
-    @overload
-    def get(self, path: str, handler: Handler) -> Self: ...
-    def get(self, path: str, handler: Handler | None = None) -> Any:
-        """Register a ``GET`` route (which also answers ``HEAD`` unless a ``HEAD`` route is
-        registered for the same pattern)."""
-        return self._register(path, handler, (Method.GET,))
-
-    @overload
-    def post(self, path: str, handler: None = None) -> Callable[[H], H]: ...
-    @overload
-    def post(self, path: str, handler: Handler) -> Self: ...
-    def post(self, path: str, handler: Handler | None = None) -> Any:
-        """Register a ``POST`` route."""
-        return self._register(path, handler, (Method.POST,))
-
-    @overload
-    def put(self, path: str, handler: None = None) -> Callable[[H], H]: ...
-    @overload
-    def put(self, path: str, handler: Handler) -> Self: ...
-    def put(self, path: str, handler: Handler | None = None) -> Any:
-        """Register a ``PUT`` route."""
-        return self._register(path, handler, (Method.PUT,))
-
-    @overload
-    def delete(self, path: str, handler: None = None) -> Callable[[H], H]: ...
-    @overload
-    def delete(self, path: str, handler: Handler) -> Self: ...
-    def delete(self, path: str, handler: Handler | None = None) -> Any:
-        """Register a ``DELETE`` route."""
-        return self._register(path, handler, (Method.DELETE,))
-
-    @overload
-    def patch(self, path: str, handler: None = None) -> Callable[[H], H]: ...
-    @overload
-    def patch(self, path: str, handler: Handler) -> Self: ...
-    def patch(self, path: str, handler: Handler | None = None) -> Any:
-        """Register a ``PATCH`` route."""
-        return self._register(path, handler, (Method.PATCH,))
-
-    @overload
-    def head(self, path: str, handler: None = None) -> Callable[[H], H]: ...
-    @overload
-    def head(self, path: str, handler: Handler) -> Self: ...
-    def head(self, path: str, handler: Handler | None = None) -> Any:
-        """Register an explicit ``HEAD`` route (it wins over the automatic ``GET`` one)."""
-        return self._register(path, handler, (Method.HEAD,))
-
-    @overload
-    def options(self, path: str, handler: None = None) -> Callable[[H], H]: ...
-    @overload
-    def options(self, path: str, handler: Handler) -> Self: ...
-    def options(self, path: str, handler: Handler | None = None) -> Any:
-        """Register an explicit ``OPTIONS`` route (instead of the automatic 204 with
-        ``Allow``)."""
-        return self._register(path, handler, (Method.OPTIONS,))
-
-    @overload
-    def websocket(
-        self, path: str, handler: None = None, *, subprotocols: Iterable[str] | None = None
-    ) -> Callable[[H], H]: ...
-    @overload
-    def websocket(
-        self,
-        path: str,
-        handler: Handler,
-        *,
-        subprotocols: Iterable[str] | None = None,
-    ) -> Self: ...
-    def websocket(
-        self,
-        path: str,
-        handler: Handler | None = None,
-        *,
-        subprotocols: Iterable[str] | None = None,
-    ) -> Any:
-        """Register a WebSocket route: an upgrade request (``GET`` with ``Upgrade: websocket``)
-        on ``path`` runs ``handler``, which takes a ``WebSocketConnection`` and any other
-        extractor but a body one. ``subprotocols`` lists what the route speaks, preferred
-        first; the first the client offers is chosen (``ws.subprotocol``; ``None`` when there
-        is no overlap, and the upgrade still succeeds). A ``GET`` without the upgrade is
-        answered 426. The same path may also have ordinary routes, ``GET`` included."""
-        protocols = tuple(subprotocols or ())
-        for protocol in protocols:
-            if (
-                not isinstance(protocol, str)
-                or not protocol
-                or not set(protocol) <= _SUBPROTOCOL_CHARS
-            ):
-                raise ConfigurationError(f"invalid WebSocket subprotocol {protocol!r}")
-        return self._register(path, handler, WEBSOCKET, protocols)
-
-    websocket_fn = websocket
 
     # -- composition --------------------------------------------------------------------
     def static(
@@ -279,7 +103,7 @@ class Router:
         base = prefix.rstrip("/")
         return self.get(base + "/{*path}", files.serve).get(base + "/", files.serve)
 
-    def nest(self, prefix: str, router: Router) -> Self:
+    def nest(self, prefix: str, router: Router, name: str | None = None) -> Self:
         """Mount ``router``'s routes (and its middleware, state and fallback) under ``prefix``.
 
         ``prefix`` starts with ``/``, does not end with ``/`` and may contain ``{params}``
@@ -288,13 +112,17 @@ class Router:
         ``/api/x``. Nesting may go any number of levels deep. The sub-router is kept by
         reference: routes it gets later are included when the outer router is frozen, which
         is also when collisions between its routes and others are reported.
+
+        ``name`` prefixes the names of the nested routes: with ``name="api"``, a route named
+        ``users`` inside is ``api.users`` (and ``api.v1.users`` one level deeper).
         """
         pattern = parse_prefix(prefix)
         if not isinstance(router, Router):
             raise ConfigurationError(f"nest({prefix!r}, ...) needs a Router, not {router!r}")
         if router is self:
             raise ConfigurationError(f"a router cannot be nested inside itself ({prefix!r})")
-        self._nests.append((pattern, router))
+        check_nest_name(prefix, name)
+        self._nests.append((pattern, router, name))
         return self
 
     @overload
@@ -313,7 +141,7 @@ class Router:
         """
 
         def register(function: H) -> H:
-            _check_handler(function, "the fallback")
+            check_handler(function, "the fallback")
             if self._fallback is not None:
                 raise ConfigurationError("this router already has a fallback")
             self._fallback = function
@@ -372,7 +200,7 @@ class Router:
                 return
             seen.add(id(router))
             found.extend((router, function) for function in router.lifespans)
-            for _, sub in router._nests:
+            for _, sub, _ in router._nests:
                 visit(sub)
 
         visit(self)
@@ -390,6 +218,7 @@ class Router:
         prefix: Pattern | None,
         outer: tuple[Router, ...],
         inherited: Callable[..., Any] | None,
+        names: str | None,
         routes: list[RouteSpec],
         scopes: list[ScopeSpec],
     ) -> None:
@@ -401,12 +230,14 @@ class Router:
         scopes.append(ScopeSpec(prefix, chain, fallback))
         for route in self._routes:
             pattern = route.pattern if prefix is None else route.pattern.under(prefix)
+            meta = route.meta if names is None else route.meta.under(names)
             routes.append(
-                RouteSpec(route.method, pattern, route.handler, chain, route.subprotocols)
+                RouteSpec(route.method, pattern, route.handler, chain, route.subprotocols, meta)
             )
-        for sub_prefix, sub in self._nests:
+        for sub_prefix, sub, name in self._nests:
             full = sub_prefix if prefix is None else sub_prefix.under(prefix)
-            sub._collect(full, chain, fallback, routes, scopes)
+            sub_names = names if name is None else name if names is None else f"{names}.{name}"
+            sub._collect(full, chain, fallback, sub_names, routes, scopes)
 
     def freeze(
         self,
@@ -426,5 +257,5 @@ class Router:
         """
         routes: list[RouteSpec] = []
         scopes: list[ScopeSpec] = []
-        self._collect(None, (), None, routes, scopes)
+        self._collect(None, (), None, None, routes, scopes)
         return build_table(routes, scopes, prepare, prepare_scope)

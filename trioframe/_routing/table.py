@@ -28,6 +28,7 @@ import attrs
 
 from .._errors import ConfigurationError
 from .._http.method import Method
+from .meta import RouteMeta
 from .pattern import Pattern, SegmentKind
 from .results import (
     WEBSOCKET,
@@ -66,6 +67,7 @@ class RouteSpec:
     handler: Callable[..., Any]
     routers: tuple[Owner, ...]
     subprotocols: tuple[str, ...] = ()
+    meta: RouteMeta | None = None
 
 
 @attrs.frozen
@@ -250,6 +252,7 @@ def build_table(
             spec.routers,
             spec.pattern.param_names,
             spec.subprotocols,
+            spec.meta,
         )
         endpoints.append(endpoint)
         groups.setdefault(spec.pattern.shape, []).append((spec, prepare(endpoint)))
