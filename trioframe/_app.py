@@ -237,7 +237,8 @@ class _Freezer:
         self.plans[id(endpoint)] = plan
         middlewares = _middlewares(endpoint.routers)
 
-        status = 200  # the route's status
+        meta = endpoint.meta  # (a fallback has none)
+        status = meta.status if meta is not None and meta.status is not None else 200
 
         async def call(request: Request) -> Response:
             return await _call(plan, status, request)

@@ -137,3 +137,29 @@ def test_the_route_status_applies_to_every_returned_value(value: Any, content: b
 
 def test_a_returned_response_keeps_its_own_status() -> None:
     assert to_response(Response.text("x", 202), 201).status == 202
+
+
+async def test_the_route_status_is_the_answer_s_status() -> None:
+    async def create() -> Item:
+        return Item("pen", 1.5)
+
+    async def delete() -> None:
+        return None
+
+    async def explicit() -> Response:
+        return Response.text("kept", 202)
+
+    router = (
+        Router()
+        .post("/items", create, status=201)
+        .delete("/items", delete, status=204)
+        .put("/items", explicit, status=201)
+    )
+    async with TestClient(router) as client:
+        created = await client.post("/items")
+        deleted = await client.delete("/items")
+        kept = await client.put("/items")
+    assert (created.status_code, created.json()) == (201, {"name": "pen", "price": 1.5})
+    assert (deleted.status_code, deleted.content) == (204, b"")
+    assert "content-length" not in deleted.headers and "content-type" not in deleted.headers
+    assert (kept.status_code, kept.text) == (202, "kept")
