@@ -7,6 +7,8 @@ What it shows:
 * ``Json[NewItem]`` for request bodies (a body that does not fit ``NewItem`` is a 422 from the
   framework), ``Path[int]`` for ids (``/items/abc`` is a 400) and ``Query[ListParams]`` for
   the listing's paging and filters.
+* Typed returns: ``get_item`` returns the ``Item`` itself (written as JSON), ``delete_item``
+  nothing, on a route registered with ``status=204``.
 * Status codes: 201 Created (with ``Location``) on create, 204 No Content on delete, 404 for a
   missing item, 400 for a bad query or one invalid field, and 422 through
   ``Response.validation_error`` when several fields are invalid at once.
@@ -169,8 +171,8 @@ async def create_item(new: Json[NewItem], store: State[Store]) -> Response:
     )
 
 
-async def get_item(item_id: Path[int], store: State[Store]) -> Response:
-    return Response.json(store.get(item_id))
+async def get_item(item_id: Path[int], store: State[Store]) -> Item:
+    return store.get(item_id)
 
 
 async def replace_item(item_id: Path[int], new: Json[NewItem], store: State[Store]) -> Response:
@@ -188,9 +190,8 @@ async def update_item(item_id: Path[int], patch: Json[ItemPatch], store: State[S
     return Response.json(store.put(attrs.evolve(current, **changes)))
 
 
-async def delete_item(item_id: Path[int], store: State[Store]) -> Response:
+async def delete_item(item_id: Path[int], store: State[Store]) -> None:
     store.remove(item_id)
-    return Response(StatusCode.NO_CONTENT)
 
 
 router = (
@@ -201,7 +202,7 @@ router = (
     .get("/items/{item_id}", get_item)
     .put("/items/{item_id}", replace_item)
     .patch("/items/{item_id}", update_item)
-    .delete("/items/{item_id}", delete_item)
+    .delete("/items/{item_id}", delete_item, status=204)
 )
 
 if __name__ == "__main__":
