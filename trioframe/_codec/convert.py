@@ -27,7 +27,7 @@ from typing import Any
 
 import cattrs
 
-from . import pydantic_models, shapes, values
+from . import constraints, pydantic_models, shapes, values
 from .values import Choices, ExtractionValueError, NestedErrors
 
 __all__ = ["JSON_CONVERTER", "TEXT_CONVERTER", "describe_failure"]
@@ -208,6 +208,9 @@ def _make(scalars: dict[type, Hook], choice: Callable[[Choices], Hook]) -> cattr
     converter.register_structure_hook_factory(_is_literal, lambda k: choice(_choices(k)))
     converter.register_structure_hook_factory(
         pydantic_models.is_model, pydantic_models.structure_hook
+    )
+    converter.register_structure_hook_factory(
+        constraints.has_constraints, constraints.constrained_hook
     )
     return converter
 

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import attrs
 
 from .._codec.check import UnsupportedType, check_fields, check_json, check_path, type_name
+from .._codec.constraints import constrained
 from .._errors import ConfigurationError, Error
 from .._http.cookies import CookieJar
 from .._http.headers import Headers
@@ -131,7 +132,7 @@ _TYPE_CHECKS: dict[str, Callable[[Any], None]] = {
 def _annotated_step(ctx: StepContext, annotation: Any) -> Step:
     marker = _marker(annotation)
     assert marker is not None
-    kind = typing.get_args(annotation)[0]
+    kind = constrained(annotation)
     step = _BY_MARKER[marker.source](ctx, kind)
     check = _TYPE_CHECKS.get(marker.source)
     if check is not None:
