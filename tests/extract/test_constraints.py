@@ -26,7 +26,7 @@ from annotated_types import (
     Timezone,
 )
 
-from trioframe import ConfigurationError, Form, Json, Path, Query, Response, Router
+from trioframe import ConfigurationError, Form, Json, Path, Query, Response, Router, freeze
 from trioframe._codec.constraints import Bounds, constrained, constraints_of, has_constraints
 from trioframe._codec.convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
 from trioframe._extract.plan import build_plan
@@ -392,3 +392,18 @@ def test_types_without_constraints_are_passed_and_converted_as_before() -> None:
     # no hook of the constraints' own: cattrs's, which strips the metadata
     hook = TEXT_CONVERTER.get_structure_hook(Annotated[int, "a description"])
     assert hook.__qualname__.startswith("Converter.gen_structure_annotated")
+
+
+def test_param_info_carries_the_constraints_of_the_value_itself() -> None:
+    async def handler(
+        user_id: Path[Annotated[int, Ge(1), Le(99)]],
+        values: Json[Annotated[list[int], MaxLen(3)]],
+        search: Query[Search],
+    ) -> Response:
+        return Response.text("ok")
+
+    (route,) = freeze(Router().post("/{user_id}", handler)).routes
+    user_id, values, search = route.params
+    assert (user_id.type, user_id.constraints) == (int, Bounds(minimum=1, maximum=99))
+    assert (values.type, values.constraints) == (list[int], Bounds(max_length=3))
+    assert search.constraints is None  # its fields' constraints stay in the type
