@@ -114,15 +114,30 @@ def test_responses_text_bytes_and_untyped_returns_are_not_checked() -> None:
     async def either() -> Response | Item:
         return Item("a", 1)
 
+    async def any_json() -> dict[str, object]:
+        return {"a": [1]}
+
+    async def any_items() -> list[object] | None:
+        return None
+
     async def untyped():  # type: ignore[no-untyped-def]
         return "x"
 
-    handlers = [as_response, as_text, as_bytes, anything, either, untyped]
+    handlers = [as_response, as_text, as_bytes, anything, either, any_json, any_items, untyped]
     router = Router()
     for index, handler in enumerate(handlers):
         router.get(f"/{index}", handler)
     returns = [route.returns for route in freeze(router).routes]
-    assert returns == [Response, str, bytes, object, Response | Item, None]
+    assert returns == [
+        Response,
+        str,
+        bytes,
+        object,
+        Response | Item,
+        dict[str, object],
+        list[object] | None,
+        None,
+    ]
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,11 @@ import typing
 import uuid
 from typing import Any
 
+import annotated_types as at
 import attrs
 
 from . import pydantic_models
+from .constraints import constraint_items, metadata_problem
 from .convert import JSON_CONVERTER, literal_values
 from .shapes import is_fixed_tuple, is_mapping, is_record, is_sequence
 
@@ -50,6 +52,10 @@ SCALARS = frozenset(
     }
 )
 _CHOICE_TYPES = (str, int, float, bool, type(None))
+_NUMBERS = frozenset({int, float, decimal.Decimal})
+#: What an order constraint (``Ge``, ...) bounds, besides numbers; its bound has the same type.
+_MOMENTS = frozenset({datetime.datetime, datetime.date, datetime.time, datetime.timedelta})
+_BOUND = {at.Gt: "gt", at.Ge: "ge", at.Lt: "lt", at.Le: "le"}
 _WRAPPERS = frozenset({typing.Required, typing.NotRequired, typing.ClassVar})
 
 
@@ -119,6 +125,48 @@ def _at(where: str, problem: str) -> str:
     return f"{problem} (at {where})" if where else problem
 
 
+def _misfit(item: Any, leaf: Any) -> str | None:
+    """Why the constraint ``item`` cannot apply to the (unwrapped) type ``leaf``."""
+    name = type_name(leaf)
+    if type(item) in _BOUND:
+        if leaf not in _NUMBERS and leaf not in _MOMENTS:
+            return f"{item!r} applies to numbers, dates, times and durations, not to {name}"
+        bound = getattr(item, _BOUND[type(item)])
+        fits = (
+            isinstance(bound, int | float | decimal.Decimal) and not isinstance(bound, bool)
+            if leaf in _NUMBERS
+            else type(bound) is leaf  # a datetime is a date, but the two do not compare
+        )
+        if not fits:
+            return f"{item!r} cannot bound {name}: its bound is a {type(bound).__name__}"
+    elif isinstance(item, at.MultipleOf):
+        if leaf not in _NUMBERS:
+            return f"{item!r} applies to numbers, not to {name}"
+        if leaf is decimal.Decimal and isinstance(item.multiple_of, float):
+            return f"{item!r} cannot apply to Decimal: its step is a float"
+    elif isinstance(item, at.MinLen | at.MaxLen) and not (
+        leaf is str or is_sequence(leaf) or is_mapping(leaf)
+    ):
+        return f"{item!r} applies to strings, collections and dicts, not to {name}"
+    return None
+
+
+def _check_constraints(kind: Any, where: str) -> None:
+    """The annotated-types constraints on ``kind`` are supported and fit the type they
+    constrain (each member but ``None`` of a union)."""
+    while typing.get_origin(kind) in _WRAPPERS:
+        kind = typing.get_args(kind)[0]
+    items = constraint_items(kind)
+    if not items:
+        return
+    base = unwrap(kind)
+    members = [unwrap(m) for m in _members(base) or (base,) if m is not type(None)]
+    misfits = (_misfit(item, member) for item in items for member in members)
+    problem = metadata_problem(kind) or next((m for m in misfits if m is not None), None)
+    if problem is not None:
+        raise UnsupportedType(_at(where, problem))
+
+
 def _check_typeddict_keys(kind: Any, hints: dict[str, Any]) -> None:
     """Python 3.11 decides which keys a TypedDict requires when the class is created, before a
     string annotation (``from __future__ import annotations``) is resolved: a
@@ -137,6 +185,7 @@ def _check_typeddict_keys(kind: Any, hints: dict[str, Any]) -> None:
 
 
 def _walk_json(kind: Any, where: str, seen: set[Any]) -> None:
+    _check_constraints(kind, where)
     kind = unwrap(kind)
     members = _members(kind)
     if members is not None:
@@ -198,6 +247,7 @@ def check_json(kind: Any) -> None:
 
 def _check_text_leaf(kind: Any, where: str, source: str) -> None:
     """A value read from one piece of text: a scalar, an enum, a literal, ``X | None``."""
+    _check_constraints(kind, where)
     kind = unwrap(kind)
     members = _members(kind)
     if members is not None:
@@ -216,7 +266,11 @@ def _check_text_leaf(kind: Any, where: str, source: str) -> None:
 
 
 def check_path(kind: Any) -> None:
-    """``Path[kind]``: a text leaf, a tuple or list of them, or a record of them."""
+    """``Path[kind]``: a text leaf, a tuple or list of them, or a record of them. A
+    constrained ``kind`` is one parameter's value, so a text leaf."""
+    if constraint_items(kind):
+        _check_text_leaf(kind, "", "path")
+        return
     kind = unwrap(kind)
     if is_record(kind):
         for name, field in _record_fields(kind).items():
@@ -258,6 +312,7 @@ def check_fields(kind: Any, source: str) -> None:
             where = f"{type_name(kind)}.{name}"
             inner = unwrap(field)
             if is_sequence(inner) and not is_fixed_tuple(inner):
+                _check_constraints(field, where)
                 for item in typing.get_args(inner)[:1]:
                     _check_text_leaf(item, f"{where}[]", source)
             else:

@@ -26,9 +26,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import cattrs
 
-from . import pydantic_models, shapes, values
+from . import constraints, pydantic_models, shapes, values
 from .values import Choices, ExtractionValueError, NestedErrors
 
 __all__ = ["JSON_CONVERTER", "TEXT_CONVERTER", "describe_failure", "to_text"]
@@ -210,6 +211,9 @@ def _make(scalars: dict[type, Hook], choice: Callable[[Choices], Hook]) -> cattr
     converter.register_structure_hook_factory(
         pydantic_models.is_model, pydantic_models.structure_hook
     )
+    converter.register_structure_hook_factory(
+        constraints.has_constraints, constraints.constrained_hook
+    )
     return converter
 
 
@@ -297,9 +301,36 @@ def _reason(exc: BaseException) -> str:
     return "invalid value"  # a failure no hook of ours raised (a union's members told apart)
 
 
+def _validator_field(exc: BaseException, record: type) -> str | None:
+    """The attribute whose attrs validator raised ``exc`` in ``record.__init__``: the
+    validator is the function the initializer called, and attrs passes it the attribute.
+    ``None`` for a failure of the record as a whole (``__post_init__``,
+    ``__attrs_post_init__``)."""
+    init = getattr(getattr(record, "__init__", None), "__code__", None)
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code is not init:
+        tb = tb.tb_next
+    if tb is None or tb.tb_next is None or not attrs.has(record):
+        return None
+    names = {field.name for field in attrs.fields(record)}
+    for value in tb.tb_next.tb_frame.f_locals.values():
+        if isinstance(value, attrs.Attribute) and value.name in names:
+            return value.name
+    return None
+
+
+def _refusal(exc: BaseException) -> str:
+    """Why a record's initializer refused its values: a ``ValueError``'s or ``TypeError``'s
+    message (attrs adds the attribute and the value after it)."""
+    if isinstance(exc, ValueError | TypeError) and exc.args and isinstance(exc.args[0], str):
+        return exc.args[0] or "invalid value"
+    return "invalid value"
+
+
 def _describe(exc: BaseException, where: str, out: list[str]) -> None:
     """Collections raise ``NestedErrors`` (``shapes``), records cattrs's
-    ``ClassValidationError``; each names where its inner failures sit."""
+    ``ClassValidationError``; each names where its inner failures sit. A record's failure
+    without a field is its initializer's (a validator, ``__post_init__``)."""
     if isinstance(exc, NestedErrors):
         for suffix, inner in exc.failures:
             _describe(inner, where + suffix, out)
@@ -308,7 +339,8 @@ def _describe(exc: BaseException, where: str, out: list[str]) -> None:
         for inner, note in with_notes:
             _describe(inner, f"{where}.{note.name}", out)
         for inner in without:
-            _describe(inner, where, out)
+            field = _validator_field(inner, exc.cl)
+            out.append(f"{where}{'.' + field if field else ''}: {_refusal(inner)}")
     else:
         out.append(f"{where}: {_reason(exc)}")
 

@@ -14,13 +14,15 @@ import collections.abc as abc
 import dataclasses
 import typing
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 import attrs
 import cattrs
-from cattrs.gen import make_dict_structure_fn
+from cattrs.gen import make_dict_structure_fn, override
 from cattrs.gen.typeddicts import make_dict_structure_fn as make_typeddict_structure_fn
 
+from .constraints import mentions_constraints
 from .values import ExtractionValueError, NestedErrors
 
 __all__ = [
@@ -158,9 +160,31 @@ def mapping_hook(kind: Any, converter: cattrs.Converter) -> Hook:
     return structure
 
 
+def _constrained_fields(kind: Any, converter: cattrs.Converter) -> dict[str, Any]:
+    """Overrides for the fields of a dataclass with string annotations whose types carry
+    constraints: cattrs resolves such annotations without ``Annotated``, which would drop
+    them. (attrs classes and ``TypedDict``s keep them.)"""
+    if not dataclasses.is_dataclass(kind) or not any(
+        isinstance(field.type, str) for field in dataclasses.fields(kind)
+    ):
+        return {}
+    hints = typing.get_type_hints(kind, include_extras=True)
+    overrides = {}
+    for field in dataclasses.fields(kind):
+        hint = hints.get(field.name)
+        if field.init and mentions_constraints(hint):
+            hook = converter.get_structure_hook(hint)
+            overrides[field.name] = override(struct_hook=partial(_with_type, hook, hint))
+    return overrides
+
+
+def _with_type(hook: Hook, kind: Any, value: Any, _: Any) -> Any:
+    return hook(value, kind)
+
+
 def record_hook(kind: Any, converter: cattrs.Converter) -> Hook:
     make = make_typeddict_structure_fn if typing.is_typeddict(kind) else make_dict_structure_fn
-    fields = make(kind, converter)
+    fields = make(kind, converter, **_constrained_fields(kind, converter))
 
     def structure(value: Any, _: Any) -> Any:
         if type(value) is not dict:

@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 import attrs
 
+from .._codec.constraints import Bounds, constraints_of
+
 __all__ = ["MISSING", "ParamInfo", "describe"]
 
 
@@ -47,6 +49,9 @@ class ParamInfo:
     * ``media_type``: for a body, the media type it is read as (``None`` otherwise).
     * ``dependency``: the ``FromRequest`` class name this input belongs to, ``None`` for the
       handler's own parameters.
+    * ``constraints``: the annotated-types constraints on the value's type itself
+      (``Query[Annotated[int, Ge(1)]]``, a ``Path`` scalar), normalized, or ``None``;
+      constraints on fields and items stay in ``type``.
     * ``parameter``: the Python parameter's name (the same as ``name`` unless a single
       value's wire name differs).
     """
@@ -58,6 +63,7 @@ class ParamInfo:
     default: Any = MISSING
     media_type: str | None = None
     dependency: str | None = None
+    constraints: Bounds | None = None
     parameter: str = attrs.field(
         default=attrs.Factory(lambda self: self.name, takes_self=True), kw_only=True
     )
@@ -94,5 +100,6 @@ def describe(
         default=default,
         media_type=media,
         dependency=dependency,
+        constraints=constraints_of(annotation),
         parameter=name,
     )

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import attrs
 
 from .._codec.check import UnsupportedType, check_fields, check_json, check_path, type_name
+from .._codec.constraints import constrained
 from .._errors import ConfigurationError, Error
 from .._http.cookies import CookieJar
 from .._http.headers import Headers
@@ -136,7 +137,7 @@ def _annotated_step(ctx: StepContext, annotation: Any) -> Step:
     assert marker is not None
     if is_single(marker, annotation):
         return single_step(ctx, annotation, marker)
-    kind = typing.get_args(annotation)[0]
+    kind = constrained(annotation)
     written = f"{marker.source.capitalize()}[{type_name(kind)}]"
     refuse_alias(ctx, annotation, written)
     step = _BY_MARKER[marker.source](ctx, kind)

@@ -32,7 +32,7 @@ def check_return(handler: str, returns: Any) -> None:
         if isinstance(member, type) and issubclass(member, _OPAQUE):
             continue
         try:
-            check_json(member)
+            check_json(_object_as_any(member))
         except UnsupportedType as exc:
             raise ConfigurationError(
                 f"handler {handler}: its return annotation -> {type_name(returns)} cannot be "
@@ -47,3 +47,20 @@ def _members(returns: Any) -> list[Any]:
     if typing.get_origin(returns) in (typing.Union, types.UnionType):
         return [m for arg in typing.get_args(returns) for m in _members(arg)]
     return [returns]
+
+
+def _object_as_any(kind: Any) -> Any:
+    """``kind`` with ``object`` inside it read as ``Any`` (``dict[str, object]`` says "any
+    JSON value" there, as it does at the top)."""
+    if kind is object:
+        return Any
+    args = typing.get_args(kind)
+    origin = typing.get_origin(kind)
+    if not args or origin is None or origin is Annotated:
+        return kind
+    rebuilt = tuple(_object_as_any(arg) for arg in args)
+    if rebuilt == args:
+        return kind
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[rebuilt]  # noqa: UP007 (built from a tuple)
+    return origin[rebuilt]
