@@ -11,6 +11,7 @@ from ._app import App as App
 from ._app import freeze as freeze
 from ._chain import Middleware as Middleware
 from ._chain import Next as Next
+from ._codec.constraints import Bounds as Bounds
 from ._describe import RouteInfo as RouteInfo
 from ._errors import BadRequest as BadRequest
 from ._errors import ConfigurationError as ConfigurationError
@@ -78,6 +79,7 @@ __all__ = [
     "App",
     "BadRequest",
     "Body",
+    "Bounds",
     "CompressionMiddleware",
     "ConfigurationError",
     "Conflict",
