@@ -19,6 +19,7 @@ from trioframe import (
     Error,
     FromRequest,
     HeaderValue,
+    Json,
     ParamInfo,
     Realm,
     Request,
@@ -223,6 +224,16 @@ async def test_one_handler_takes_either_scheme() -> None:
     async with TestClient(Router().get("/", either)) as client:
         assert (await client.get("/", headers={"authorization": "Bearer t"})).json() == ["t", None]
         assert (await client.get("/", headers=_basic(b"ada:pw"))).json() == [None, "ada"]
+
+
+async def test_basic_credentials_in_another_extractor_are_a_plain_record() -> None:
+    async def login(creds: Json[BasicCredentials]) -> Response:
+        return Response.json(creds.username)
+
+    async with TestClient(Router().post("/", login)) as client:
+        sent = {"username": "ada", "password": "pw"}
+        assert (await client.post("/", json=sent)).json() == "ada"
+    assert freeze(Router().post("/", login)).routes[0].params[0].source == "body"
 
 
 def test_basic_credentials_keep_the_password_out_of_repr() -> None:

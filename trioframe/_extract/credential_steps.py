@@ -64,9 +64,11 @@ def _find(annotation: Any) -> _Found | None:
         return _Found(BASIC, one, optional)
     if typing.get_origin(one) is not Annotated:
         return None
-    markers = [meta for meta in one.__metadata__ if isinstance(meta, HTTPAuth | APIKey)]
+    metadata = one.__metadata__
+    markers = [meta for meta in metadata if isinstance(meta, HTTPAuth | APIKey)]
     if not markers and typing.get_args(one)[0] is BasicCredentials:
-        markers = [BASIC]  # Annotated[BasicCredentials, Realm("admin")]
+        # Annotated[BasicCredentials, Realm("admin")]; Json[BasicCredentials] is a body
+        markers = [] if any(isinstance(meta, Marker) for meta in metadata) else [BASIC]
     return _Found(markers[0], one, optional) if markers else None
 
 
