@@ -27,6 +27,9 @@ from ._errors import Unauthorized as Unauthorized
 from ._errors import UnsupportedMediaType as UnsupportedMediaType
 from ._errors import ValidationError as ValidationError
 from ._extract import Alias as Alias
+from ._extract import APIKey as APIKey
+from ._extract import BasicCredentials as BasicCredentials
+from ._extract import BearerToken as BearerToken
 from ._extract import Body as Body
 from ._extract import CookieValue as CookieValue
 from ._extract import Extension as Extension
@@ -36,6 +39,8 @@ from ._extract import HeaderValue as HeaderValue
 from ._extract import Json as Json
 from ._extract import Path as Path
 from ._extract import Query as Query
+from ._extract import Realm as Realm
+from ._extract import SecurityScheme as SecurityScheme
 from ._extract import State as State
 from ._extract.params import ParamInfo as ParamInfo
 from ._http.cookies import Cookie as Cookie
@@ -75,9 +80,12 @@ from .middleware import SessionMiddleware as SessionMiddleware
 from .middleware import TimeoutMiddleware as TimeoutMiddleware
 
 __all__ = [
+    "APIKey",
     "Alias",
     "App",
     "BadRequest",
+    "BasicCredentials",
+    "BearerToken",
     "Body",
     "Bounds",
     "CompressionMiddleware",
@@ -115,6 +123,7 @@ __all__ = [
     "PayloadTooLarge",
     "Query",
     "RateLimitMiddleware",
+    "Realm",
     "Request",
     "RequestId",
     "RequestIdMiddleware",
@@ -123,6 +132,7 @@ __all__ = [
     "Router",
     "SameSite",
     "SecurityHeadersMiddleware",
+    "SecurityScheme",
     "Server",
     "ServerConfig",
     "ServerSentEvent",

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import attrs
 
 from .._codec.constraints import Bounds, constraints_of
+from .credentials import SecurityScheme
 
 __all__ = ["MISSING", "ParamInfo", "describe"]
 
@@ -34,17 +35,19 @@ class ParamInfo:
     """One input of a handler (or of a ``FromRequest`` dependency it takes).
 
     * ``source``: where the value comes from: ``path``, ``query``, ``header``, ``cookie``,
-      ``body``, ``state``, ``extension``, ``request`` (the whole request or a part of it that
+      ``body``, ``state``, ``extension``, ``security`` (a credential: ``BearerToken``,
+      ``BasicCredentials``, an ``APIKey``), ``request`` (the whole request or a part of it that
       is not one value: ``Request``, ``Headers``, ``Method``, ...), ``dependency`` (a
       ``FromRequest`` class; its own inputs follow it, with ``dependency`` set) or
       ``websocket`` (the connection of a WebSocket handler).
     * ``name``: the name on the wire for a single value (the query key, the lower-case
-      header name, the cookie name: an ``Alias`` when one is given); the Python parameter's
-      name for every other input.
+      header name, the cookie name: an ``Alias`` when one is given) and a credential
+      (``authorization``, or the API key's name); the Python parameter's name for every
+      other input.
     * ``type``: the type the value has once extracted (``T`` of ``Query[T]``, the class of
       ``Headers``, ...).
     * ``required``: the parameter has no default (for a single value: nor is it
-      ``X | None``, which is ``None`` when absent).
+      ``X | None``, which is ``None`` when absent; for a credential, the same).
     * ``default``: its default, or :data:`MISSING`.
     * ``media_type``: for a body, the media type it is read as (``None`` otherwise).
     * ``dependency``: the ``FromRequest`` class name this input belongs to, ``None`` for the
@@ -52,6 +55,7 @@ class ParamInfo:
     * ``constraints``: the annotated-types constraints on the value's type itself
       (``Query[Annotated[int, Ge(1)]]``, a ``Path`` scalar), normalized, or ``None``;
       constraints on fields and items stay in ``type``.
+    * ``security``: for a credential, its ``SecurityScheme`` (``None`` otherwise).
     * ``parameter``: the Python parameter's name (the same as ``name`` unless a single
       value's wire name differs).
     """
@@ -64,6 +68,7 @@ class ParamInfo:
     media_type: str | None = None
     dependency: str | None = None
     constraints: Bounds | None = None
+    security: SecurityScheme | None = None
     parameter: str = attrs.field(
         default=attrs.Factory(lambda self: self.name, takes_self=True), kw_only=True
     )

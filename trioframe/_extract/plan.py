@@ -32,6 +32,7 @@ from .._request import Request
 from .._shutdown import Shutdown
 from .._websocket.connection import WebSocketConnection
 from .context import Deferred
+from .credential_steps import credential_info, credential_step, is_credential
 from .dependencies import dependency_name, dependency_signature, dependency_step
 from .hints import suggestion
 from .params import MISSING, ParamInfo, describe
@@ -152,6 +153,7 @@ def _annotated_step(ctx: StepContext, annotation: Any) -> Step:
 
 #: (predicate on the annotation → step factory), tried in order.
 STEP_TABLE: list[tuple[Callable[[Any], bool], Callable[[StepContext, Any], Step]]] = [
+    (is_credential, credential_step),  # first: it refuses a marker beside the credential
     (lambda a: _marker(a) is not None, _annotated_step),
     (lambda a: _class_kind(a) is not None, lambda _ctx, a: _BY_CLASS[_class_kind(a)]),  # type: ignore[index]
 ]
@@ -260,6 +262,9 @@ class _Planner:
 
     def learned(self, ctx: StepContext, annotation: Any) -> None:
         """Keep what the parameter of ``ctx`` is (see ``ParamInfo``)."""
+        if is_credential(annotation):
+            self.params.append(credential_info(ctx, annotation))
+            return
         marker = _marker(annotation)
         reader = _body_reader(annotation)
         if marker is not None and is_single(marker, annotation):
