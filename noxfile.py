@@ -21,6 +21,7 @@ TEST_DEPS = [
     "websockets>=15",
     "hypothesis>=6.100",
     "pydantic>=2",
+    "jsonschema>=4.18",  # checks the JSON Schemas of tests/openapi against the converters
     "playwright>=1.40",  # drives Debian's chromium in tests/examples/test_site_browser.py
 ]
 LINT_DEPS = ["ruff>=0.6"]
