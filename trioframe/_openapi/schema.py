@@ -7,8 +7,9 @@ makes both directions' schemas of a record when it first meets it, then names it
 
 - A component is named after its class (``Item``); when two classes share that name, each is
   named by its module and qualified name (``app.models.Item``), so a name depends on the
-  set of classes registered, never on their order. Names a component cannot hold
-  (``<locals>``) are replaced with ``_``.
+  set of classes registered, not on their order (only classes that share even that name,
+  made by one function, are numbered in order: ``__2``). Characters a component name
+  cannot hold (``<locals>``) are replaced with ``_``.
 - When a record's input and output schemas are equal, it is one component. Otherwise it is
   two, ``Item-Input`` and ``Item-Output``: a field with a default is optional on input but
   always written, so such a record differs, and so does one whose fields hold a
