@@ -22,7 +22,8 @@ TEST_DEPS = [
     "hypothesis>=6.100",
     "pydantic>=2",
     "jsonschema>=4.18",  # checks the JSON Schemas of tests/openapi against the converters
-    "playwright>=1.40",  # drives Debian's chromium in tests/examples/test_site_browser.py
+    "playwright>=1.40",
+    "openapi-spec-validator>=0.7",  # every OpenAPI document the tests build is validated  # drives Debian's chromium in tests/examples/test_site_browser.py
 ]
 LINT_DEPS = ["ruff>=0.6"]
 TYPING_DEPS = ["mypy>=1.11", *TEST_DEPS]

@@ -34,7 +34,6 @@ from .records import fields_of
 from .schema import COMPONENTS, SchemaRegistry
 
 if TYPE_CHECKING:
-    from .._app import App
     from .._describe import RouteInfo
 
 __all__ = ["ERROR_SCHEMA", "build_document"]
@@ -65,19 +64,19 @@ _UNIONS = (typing.Union, types.UnionType)
 
 
 def build_document(
-    app: App,
+    routes: Iterable[RouteInfo],
     *,
     title: str,
     version: str,
     description: str | None = None,
     servers: Iterable[str] | None = None,
 ) -> dict[str, Any]:
-    """The OpenAPI 3.1 document of ``app`` as a dictionary; ``ConfigurationError`` for a type
-    no schema can describe."""
+    """The OpenAPI 3.1 document of a frozen app's ``routes`` as a dictionary;
+    ``ConfigurationError`` for a type no schema can describe."""
     registry = SchemaRegistry()
     paths: dict[str, dict[str, Any]] = {}
-    routes = [r for r in app.routes if not r.websocket and r.include_in_schema]
-    for route, method, operation_id in _operation_ids(routes):
+    documented = [r for r in routes if not r.websocket and r.include_in_schema]
+    for route, method, operation_id in _operation_ids(documented):
         where = f"{method} {route.path}"
         try:
             operation = _operation(route, operation_id, registry)
