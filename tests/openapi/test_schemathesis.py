@@ -35,7 +35,7 @@ def example_router(name: str) -> object:
 
 
 @pytest.mark.parametrize("name", ["rest_api", "upload"])
-async def test_the_example_answers_as_its_document_says(name: str) -> None:
+async def test_the_example_answers_as_its_document_says(name: str, tmp_path: pathlib.Path) -> None:
     assert SCHEMATHESIS is not None, "schemathesis is a test dependency (noxfile.py)"
     with trio.fail_after(120):
         async with serving(example_router(name)) as served:  # type: ignore[arg-type]
@@ -55,6 +55,7 @@ async def test_the_example_answers_as_its_document_says(name: str) -> None:
                 capture_stdout=True,
                 capture_stderr=True,
                 check=False,
+                cwd=tmp_path,  # (it keeps a cache directory where it runs)
             )
     output = done.stdout.decode() + done.stderr.decode()
     assert done.returncode == 0, output
