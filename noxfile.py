@@ -21,7 +21,10 @@ TEST_DEPS = [
     "websockets>=15",
     "hypothesis>=6.100",
     "pydantic>=2",
-    "playwright>=1.40",  # drives Debian's chromium in tests/examples/test_site_browser.py
+    "jsonschema>=4.18",  # checks the JSON Schemas of tests/openapi against the converters
+    "playwright>=1.40",
+    "openapi-spec-validator>=0.7",  # every OpenAPI document the tests build is validated
+    "schemathesis>=4",  # tests/openapi/test_schemathesis.py: example apps against their document  # drives Debian's chromium in tests/examples/test_site_browser.py
 ]
 LINT_DEPS = ["ruff>=0.6"]
 TYPING_DEPS = ["mypy>=1.11", *TEST_DEPS]

@@ -9,6 +9,8 @@ What it shows:
   the listing's paging and filters.
 * Typed returns: ``get_item`` returns the ``Item`` itself (written as JSON), ``delete_item``
   nothing, on a route registered with ``status=204``.
+* The OpenAPI document at ``/openapi.json`` (``Router.openapi``), with the 404 of the item
+  routes declared by ``responses=``.
 * Status codes: 201 Created (with ``Location``) on create, 204 No Content on delete, 404 for a
   missing item, 400 for a bad query or one invalid field, and 422 through
   ``Response.validation_error`` when several fields are invalid at once.
@@ -194,15 +196,19 @@ async def delete_item(item_id: Path[int], store: State[Store]) -> None:
     store.remove(item_id)
 
 
+#: What the OpenAPI document says of a route that answers 404 for an unknown id.
+MISSING_ITEM = {404: "no item has this id"}
+
 router = (
     Router()
     .state(Store())
     .get("/items", list_items)
-    .post("/items", create_item)
-    .get("/items/{item_id}", get_item)
-    .put("/items/{item_id}", replace_item)
-    .patch("/items/{item_id}", update_item)
-    .delete("/items/{item_id}", delete_item, status=204)
+    .post("/items", create_item, status=201)
+    .get("/items/{item_id}", get_item, responses=MISSING_ITEM)
+    .put("/items/{item_id}", replace_item, responses=MISSING_ITEM)
+    .patch("/items/{item_id}", update_item, responses=MISSING_ITEM)
+    .delete("/items/{item_id}", delete_item, status=204, responses=MISSING_ITEM)
+    .openapi(title="Items", version="1.0.0")
 )
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from http import HTTPStatus as StatusCode
 from . import _process as _process  # Server.run()'s process entry registers itself
 from ._app import App as App
 from ._app import freeze as freeze
+from ._app import openapi_document as openapi_document
 from ._chain import Middleware as Middleware
 from ._chain import Next as Next
 from ._codec.constraints import Bounds as Bounds
@@ -151,5 +152,6 @@ __all__ = [
     "WebSocketConnection",
     "__version__",
     "freeze",
+    "openapi_document",
     "safe_filename",
 ]

@@ -10,6 +10,8 @@ and holds no reference to the router: changing the router afterwards changes not
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -23,6 +25,7 @@ from ._extract.context import Deferred
 from ._extract.path_types import path_types
 from ._files.resolve import resolve_file
 from ._lifespan import Lifespan, plan_lifespans
+from ._openapi.document import build_document
 from ._response import Response, to_response
 from ._routing.paths import NamedRoute, PathBuilder, build_paths
 from ._routing.results import (
@@ -41,10 +44,11 @@ from ._websocket.accept import WebSocketPolicy, accept, check_upgrade, upgrade_r
 
 if TYPE_CHECKING:
     from ._request import Request
+    from ._routing.openapi import OpenAPIDocument
     from ._routing.router import Router
     from ._websocket.connection import WebSocketConnection
 
-__all__ = ["App", "AppPolicy", "PreparedEndpoint", "Unrouted", "freeze"]
+__all__ = ["App", "AppPolicy", "PreparedEndpoint", "Unrouted", "freeze", "openapi_document"]
 
 
 @attrs.frozen
@@ -185,8 +189,12 @@ class _Freezer:
     def freeze(self) -> App:
         table = self.router.freeze(self.prepare, self.prepare_scope)
         routes = [e for e in table.endpoints if e.method is not None]  # not the fallbacks
+        infos = tuple(route_info(e, self.plans[id(e)]) for e in routes)
+        document = self.router.openapi_document
+        if document is not None:
+            document.serve(openapi_json(document, infos))
         return App(
-            routes=tuple(route_info(e, self.plans[id(e)]) for e in routes),
+            routes=infos,
             lifespans=self.lifespans,
             policy=self.policy,
             paths=build_paths(self.named(e) for e in routes),
@@ -321,3 +329,32 @@ def _require_wsproto(pattern: str) -> None:
         raise ConfigurationError(
             f"the WebSocket route {pattern} needs wsproto: pip install 'trioframe[websocket]'"
         ) from None
+
+
+def openapi_json(document: OpenAPIDocument, routes: tuple[RouteInfo, ...]) -> bytes:
+    """The JSON of ``routes``' OpenAPI document as ``Router.openapi`` described it."""
+    built = build_document(
+        routes,
+        title=document.title,
+        version=document.version,
+        description=document.description,
+        servers=document.servers,
+    )
+    return json.dumps(built, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def openapi_document(
+    router_or_app: Router | App,
+    *,
+    title: str,
+    version: str,
+    description: str | None = None,
+    servers: Iterable[str] | None = None,
+) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ``router_or_app`` (a ``Router`` is frozen first) as a
+    dictionary, for tests and export: what ``Router.openapi`` serves. ``ConfigurationError``
+    for a type no schema can describe."""
+    app = router_or_app if isinstance(router_or_app, App) else freeze(router_or_app)
+    return build_document(
+        app.routes, title=title, version=version, description=description, servers=servers
+    )

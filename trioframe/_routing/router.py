@@ -11,12 +11,13 @@ count; their names get the nest names then.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Self, TypeVar, overload
 
 from .._errors import ConfigurationError
 from .._multipart.decoder import MultipartConfig
 from .meta import check_nest_name
+from .openapi import OpenAPIDocument
 from .pattern import Pattern, parse_prefix
 from .register import Handler, Registrations, check_handler
 from .results import Endpoint, Owner
@@ -71,6 +72,8 @@ class Router(Registrations):
         self.multipart_settings: Any = None
         #: lifespan functions in the order registered
         self.lifespans: list[Callable[..., Any]] = []
+        #: what ``openapi()`` was given (``None``: no document is served)
+        self.openapi_document: OpenAPIDocument | None = None
 
     def __repr__(self) -> str:
         return f"<Router routes={len(self._routes)} nested={len(self._nests)}>"
@@ -205,6 +208,29 @@ class Router(Registrations):
 
         visit(self)
         return found
+
+    def openapi(
+        self,
+        path: str = "/openapi.json",
+        *,
+        title: str,
+        version: str,
+        description: str | None = None,
+        servers: Iterable[str] | None = None,
+    ) -> Self:
+        """Serve the application's OpenAPI 3.1 document at ``path`` (GET, JSON). It is built
+        once, when the router is frozen, from the frozen app's routes: every route but the
+        WebSocket ones, those registered with ``include_in_schema=False`` and the document's
+        own. A type no schema can describe is a ``ConfigurationError`` then. Call it on the
+        outermost router, once."""
+        if self.openapi_document is not None:
+            raise ConfigurationError(
+                f"openapi() was called twice on this router (for {self.openapi_document.path} "
+                f"and {path}): one document per application"
+            )
+        document = OpenAPIDocument(path, title, version, description, tuple(servers or ()))
+        self.openapi_document = document
+        return self.get(path, document, name="openapi", include_in_schema=False)
 
     def multipart_config(self, config: MultipartConfig) -> Self:
         """Limits (a ``MultipartConfig``) for the ``Multipart`` extractor on this router's

@@ -113,7 +113,7 @@ def directory(text: str) -> str:
 
 
 def build_parser() -> _Parser:
-    """The ``trioframe`` parser with its ``run`` command."""
+    """The ``trioframe`` parser with its ``run`` and ``openapi`` commands."""
     parser = _Parser(prog="trioframe", description=_DESCRIPTION, allow_abbrev=False)
     parser.add_argument(
         "--version", action="version", version=f"trioframe {version()}", help="print the version"
@@ -129,6 +129,23 @@ def build_parser() -> _Parser:
     )
     _add_run_options(run)
     parser.commands["run"] = run
+    export = commands.add_parser(
+        "openapi",
+        help="print a Router's OpenAPI document (see 'trioframe openapi --help')",
+        description=(
+            "Print the OpenAPI 3.1 document of the Router MODULE:ATTR as JSON: the one "
+            "Router.openapi() serves, with its title and version (else the options' or the "
+            "defaults'). Nothing is served; lifespans are not entered."
+        ),
+        allow_abbrev=False,
+    )
+    add = export.add_argument
+    add("target", type=target, metavar="MODULE:ATTR", help="the Router, e.g. examples.hello:router")
+    add("--output", "-o", metavar="FILE", help="write it to FILE instead of standard output")
+    add("--title", help="the document's title (default: Router.openapi()'s, else MODULE)")
+    add("--api-version", help="the API's version (default: Router.openapi()'s, else 0.1.0)")
+    export.set_defaults(log_level="warning")
+    parser.commands["openapi"] = export
     return parser
 
 

@@ -17,6 +17,7 @@ from ..run import run_server
 from ..workers import run_workers
 from .args import child_arguments, parse_arguments
 from .config import build_config, resolve_port
+from .export import export_openapi
 from .logs import configure_logging
 from .reload import KILL_MARGIN, Reloader, python_command, require_watchfiles, stop_with_reloader
 
@@ -35,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_arguments(argv)
     configure_logging(args.log_level)
     try:
-        return run(args)
+        return export_openapi(args) if args.command == "openapi" else run(args)
     except StartupFailure as failure:
         return _fail(str(failure), failure.status)
     except KeyboardInterrupt:
