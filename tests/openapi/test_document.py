@@ -14,6 +14,9 @@ from annotated_types import Ge, Le
 from openapi_spec_validator import validate
 
 from trioframe import (
+    APIKey,
+    BasicCredentials,
+    BearerToken,
     Body,
     ConfigurationError,
     CookieValue,
@@ -232,3 +235,47 @@ def test_every_example_application_has_a_valid_document(name: str) -> None:
         validate(openapi_document(module.router, title=name, version="1"))
     finally:
         del sys.modules[spec.name]
+
+
+class User(FromRequest):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    @classmethod
+    async def from_request(
+        cls, request: Request, key: Annotated[str, APIKey(header="x-api-key")]
+    ) -> User:
+        return cls(key)
+
+
+async def me(token: BearerToken) -> str:
+    return token
+
+
+async def profile(user: User) -> str:
+    return user.key
+
+
+async def maybe(creds: BasicCredentials | None = None) -> str:
+    return "hi"
+
+
+async def public() -> str:
+    return "hi"
+
+
+def test_operations_list_the_schemes_of_their_credentials_and_only_those() -> None:
+    secured = Router().get("/me", me).get("/profile", profile).get("/maybe", maybe).get("/", public)
+    doc = openapi_document(secured, title="t", version="1")
+    validate(doc)
+    paths = doc["paths"]
+    assert paths["/me"]["get"]["security"] == [{"bearerAuth": []}]
+    assert paths["/profile"]["get"]["security"] == [{"apiKey_header_x-api-key": []}]
+    assert paths["/maybe"]["get"]["security"] == [{"basicAuth": []}, {}]
+    assert "security" not in paths["/"]["get"]
+    assert "401" in paths["/me"]["get"]["responses"] and "401" not in paths["/"]["get"]["responses"]
+    assert doc["components"]["securitySchemes"] == {
+        "apiKey_header_x-api-key": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+        "basicAuth": {"type": "http", "scheme": "basic"},
+        "bearerAuth": {"type": "http", "scheme": "bearer"},
+    }

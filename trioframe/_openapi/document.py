@@ -14,8 +14,11 @@ values:
   single value: itself), ``HeaderValue``, ``CookieValue``, the inputs of ``FromRequest``
   dependencies included; request bodies from ``Json``, ``Form``, ``Multipart`` and ``Body``;
 - responses: the declared return (or ``responses=``) under the route's status, and every
-  status the framework answers for this route's inputs (400, 422, 413, 415, and 500 always)
-  with the standard error body.
+  status the framework answers for this route's inputs (400, 401, 422, 413, 415, and 500
+  always) with the standard error body;
+- security: the scheme of every credential extractor the route takes, directly or through a
+  ``FromRequest`` dependency, under ``components/securitySchemes``; an operation without one
+  lists none (no lock on a public route).
 """
 
 from __future__ import annotations
@@ -74,12 +77,13 @@ def build_document(
     """The OpenAPI 3.1 document of a frozen app's ``routes`` as a dictionary;
     ``ConfigurationError`` for a type no schema can describe."""
     registry = SchemaRegistry()
+    schemes: dict[str, dict[str, str]] = {}
     paths: dict[str, dict[str, Any]] = {}
     documented = [r for r in routes if not r.websocket and r.include_in_schema]
     for route, method, operation_id in _operation_ids(documented):
         where = f"{method} {route.path}"
         try:
-            operation = _operation(route, operation_id, registry)
+            operation = _operation(route, operation_id, registry, schemes)
         except ConfigurationError:
             raise
         except Exception as exc:
@@ -95,6 +99,8 @@ def build_document(
     components = registry.components()
     components[_ERROR_NAME] = ERROR_SCHEMA
     document["components"] = {"schemas": dict(sorted(components.items()))}
+    if schemes:
+        document["components"]["securitySchemes"] = dict(sorted(schemes.items()))
     return document
 
 
@@ -128,7 +134,12 @@ def _with_path(operation_id: str, route: RouteInfo) -> str:
     return f"{operation_id}_{slug}"
 
 
-def _operation(route: RouteInfo, operation_id: str, registry: SchemaRegistry) -> dict[str, Any]:
+def _operation(
+    route: RouteInfo,
+    operation_id: str,
+    registry: SchemaRegistry,
+    schemes: dict[str, dict[str, str]],
+) -> dict[str, Any]:
     operation: dict[str, Any] = {"operationId": operation_id}
     summary, description = _texts(route)
     if summary:
@@ -142,9 +153,17 @@ def _operation(route: RouteInfo, operation_id: str, registry: SchemaRegistry) ->
     parameters: list[dict[str, Any]] = []
     bodies: dict[str, Any] = {}
     statuses = {500}
+    required: dict[str, list[str]] = {}
+    optional = False
     for param in route.params:
         place = _PARAMETER_PLACES.get(param.source)
-        if place is not None:
+        if param.security is not None:
+            scheme = param.security
+            schemes[scheme.scheme_name] = scheme.as_openapi()
+            required[scheme.scheme_name] = []
+            optional = optional or not param.required
+            statuses.add(401)
+        elif place is not None:
             parameters.extend(_parameters(param, place, registry))
             statuses.add(400)
         elif param.source == "body" and param.media_type is not None:
@@ -152,6 +171,10 @@ def _operation(route: RouteInfo, operation_id: str, registry: SchemaRegistry) ->
             statuses.update({400, 413, 415} if param.media_type != _OCTETS else {413})
             if param.media_type in (_JSON, _FORM):
                 statuses.add(422)
+    if required:
+        # every credential the route takes is needed at once; an optional one also lets the
+        # operation go without (the empty requirement)
+        operation["security"] = [required, {}] if optional else [required]
     if parameters:
         operation["parameters"] = _unique(parameters)
     if bodies:
