@@ -191,6 +191,7 @@ RINGS: dict[str, frozenset[str]] = {
             "_chain",
             "_describe",
             "_app",
+            "_openapi",
         }
     ),
     "server": frozenset({"_server", "testing"}),
