@@ -56,6 +56,7 @@ from ._multipart.files import FileField as FileField
 from ._multipart.files import safe_filename as safe_filename
 from ._multipart.form import Field as Field
 from ._multipart.form import Multipart as Multipart
+from ._openapi.pages import docs_routes as docs_routes
 from ._request import Extensions as Extensions
 from ._request import Request as Request
 from ._response import Response as Response
@@ -151,6 +152,7 @@ __all__ = [
     "WebSocketClosed",
     "WebSocketConnection",
     "__version__",
+    "docs_routes",
     "freeze",
     "openapi_document",
     "safe_filename",
