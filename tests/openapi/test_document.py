@@ -279,3 +279,18 @@ def test_operations_list_the_schemes_of_their_credentials_and_only_those() -> No
         "basicAuth": {"type": "http", "scheme": "basic"},
         "bearerAuth": {"type": "http", "scheme": "bearer"},
     }
+
+
+async def test_router_openapi_serves_the_documentation_pages_too() -> None:
+    async def hello() -> str:
+        return "hi"
+
+    both = Router().get("/", hello).openapi(title="t", version="1")
+    only_docs = Router().get("/", hello).openapi(title="t", version="1", redoc_path=None)
+    async with TestClient(both) as client:
+        docs, redoc = await client.get("/docs"), await client.get("/redoc")
+        assert (docs.status_code, redoc.status_code) == (200, 200)
+        assert 'data-openapi-url="/openapi.json"' in docs.text
+    async with TestClient(only_docs) as client:
+        assert (await client.get("/docs")).status_code == 200
+        assert (await client.get("/redoc")).status_code == 404

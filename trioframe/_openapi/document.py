@@ -26,8 +26,8 @@ from __future__ import annotations
 import inspect
 import types
 import typing
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
 
 from .._codec.shapes import is_record
 from .._errors import ConfigurationError
@@ -36,8 +36,40 @@ from .._response import Response
 from .records import fields_of
 from .schema import COMPONENTS, SchemaRegistry
 
-if TYPE_CHECKING:
-    from .._describe import RouteInfo
+
+class RouteInfo(Protocol):
+    """What the document reads of a route (``trioframe.RouteInfo``; named here without
+    importing it, so that the router may serve the document)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def methods(self) -> tuple[str, ...]: ...
+    @property
+    def handler(self) -> Callable[..., Any]: ...
+    @property
+    def params(self) -> tuple[ParamInfo, ...]: ...
+    @property
+    def returns(self) -> Any: ...
+    @property
+    def websocket(self) -> bool: ...
+    @property
+    def status(self) -> int | None: ...
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+    @property
+    def summary(self) -> str | None: ...
+    @property
+    def description(self) -> str | None: ...
+    @property
+    def deprecated(self) -> bool: ...
+    @property
+    def include_in_schema(self) -> bool: ...
+    @property
+    def responses(self) -> Mapping[int, Any] | None: ...
+
 
 __all__ = ["ERROR_SCHEMA", "build_document"]
 

@@ -15,12 +15,24 @@ from __future__ import annotations
 import hashlib
 import html
 import pathlib
+from collections.abc import Callable
 from functools import cache
+from typing import Any, Protocol, TypeVar
 
 from .._errors import ConfigurationError, Error
 from .._extract import Path
 from .._response import Response
-from .._routing import Router
+
+
+class Routes(Protocol):
+    """Where the pages are registered: a ``Router`` (named here without importing it, so that
+    ``Router.openapi`` may register them)."""
+
+    @property
+    def get(self) -> Callable[..., Any]: ...
+
+
+R = TypeVar("R", bound=Routes)
 
 __all__ = ["REDOC_POLICY", "SWAGGER_UI_POLICY", "docs_routes"]
 
@@ -74,7 +86,7 @@ def _check_path(keyword: str, path: str) -> str:
 
 
 def _page(
-    router: Router, path: str, name: str, files: tuple[str, ...], policy: str, **fields: str
+    router: Routes, path: str, name: str, files: tuple[str, ...], policy: str, **fields: str
 ) -> None:
     """Register the page at ``path`` (route ``name``, with ``policy`` and its HTML's
     ``fields``) and its assets (``files``, linked in that order) at
@@ -112,13 +124,13 @@ def _page(
 
 
 def docs_routes(
-    router: Router,
+    router: R,
     *,
     openapi_url: str,
     title: str = "API documentation",
     docs_path: str | None = "/docs",
     redoc_path: str | None = "/redoc",
-) -> Router:
+) -> R:
     """Register the documentation pages for the OpenAPI document at ``openapi_url`` on
     ``router`` and return it: Swagger UI at ``docs_path`` (route ``swagger_ui``) and Redoc at
     ``redoc_path`` (route ``redoc``), each with its assets under ``<path>/assets/`` (routes

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, overload
 
 from .._errors import ConfigurationError
 from .._multipart.decoder import MultipartConfig
+from .._openapi.pages import docs_routes
 from .meta import check_nest_name
 from .openapi import OpenAPIDocument
 from .pattern import Pattern, parse_prefix
@@ -217,12 +218,17 @@ class Router(Registrations):
         version: str,
         description: str | None = None,
         servers: Iterable[str] | None = None,
+        docs_path: str | None = "/docs",
+        redoc_path: str | None = "/redoc",
     ) -> Self:
-        """Serve the application's OpenAPI 3.1 document at ``path`` (GET, JSON). It is built
-        once, when the router is frozen, from the frozen app's routes: every route but the
-        WebSocket ones, those registered with ``include_in_schema=False`` and the document's
-        own. A type no schema can describe is a ``ConfigurationError`` then. Call it on the
-        outermost router, once."""
+        """Serve the application's OpenAPI 3.1 document at ``path`` (GET, JSON), and the
+        documentation pages that show it: Swagger UI at ``docs_path`` and Redoc at
+        ``redoc_path`` (``None`` leaves one out), from files shipped in trioframe (see
+        ``docs_routes``). The document is built once, when the router is frozen, from the
+        frozen app's routes: every route but the WebSocket ones and those registered with
+        ``include_in_schema=False`` (the document's and the pages' own among them). A type no
+        schema can describe is a ``ConfigurationError`` then. Call it on the outermost
+        router, once."""
         if self.openapi_document is not None:
             raise ConfigurationError(
                 f"openapi() was called twice on this router (for {self.openapi_document.path} "
@@ -230,7 +236,10 @@ class Router(Registrations):
             )
         document = OpenAPIDocument(path, title, version, description, tuple(servers or ()))
         self.openapi_document = document
-        return self.get(path, document, name="openapi", include_in_schema=False)
+        self.get(path, document, name="openapi", include_in_schema=False)
+        return docs_routes(
+            self, openapi_url=path, title=title, docs_path=docs_path, redoc_path=redoc_path
+        )
 
     def multipart_config(self, config: MultipartConfig) -> Self:
         """Limits (a ``MultipartConfig``) for the ``Multipart`` extractor on this router's
