@@ -80,6 +80,9 @@ class SchemaRegistry:
         self._refs: list[tuple[dict[str, Any], _Component, Direction]] = []
         self._ref_of: dict[int, _Component] = {}
         self._names: dict[_Component, str] = {}
+        # by component order: whether its two schemas differ, and the components it refers to
+        # (compared once: each ``schema_for`` settles the names again)
+        self._compared: dict[int, tuple[bool, set[int]]] = {}
 
     def schema_for(self, kind: Any, *, direction: Direction) -> dict[str, Any]:
         """The schema of ``kind`` as the JSON converter reads it (``"input"``) or writes it
@@ -258,11 +261,18 @@ class SchemaRegistry:
         referrers: dict[int, list[_Component]] = {}
         pending = []
         for component in by_order:
-            found: set[int] = set()
-            sides = [self._canonical(body, found) for body in component.bodies.values()]
+            compared = self._compared.get(component.order)
+            if compared is None:  # a component's schemas are complete once registered
+                found: set[int] = set()
+                sides = [self._canonical(body, found) for body in component.bodies.values()]
+                compared = self._compared[component.order] = (
+                    len(sides) == 2 and sides[0] != sides[1],
+                    found,
+                )
+            differ, found = compared
             for order in found:
                 referrers.setdefault(order, []).append(component)
-            if len(sides) == 2 and sides[0] != sides[1]:
+            if differ:
                 pending.append(component)
         while pending:
             component = pending.pop()
