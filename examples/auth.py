@@ -220,15 +220,18 @@ async def logout(cookies: Cookies, sessions: State[Sessions]) -> Response:
     )
 
 
+#: What the OpenAPI document says of a route that answers 401 without valid credentials.
+UNAUTHENTICATED = {401: "the credentials are missing or wrong"}
+
 router = (
     Router()
     .state(Sessions())
     .state(ApiKeys({DEMO_API_KEY: "demo client"}))
-    .get("/bearer/me", bearer_me)
-    .get("/api-key/me", api_key_me)
-    .post("/login", login)
-    .post("/logout", logout)
-    .get("/me", me)
+    .get("/bearer/me", bearer_me, responses=UNAUTHENTICATED)
+    .get("/api-key/me", api_key_me, responses=UNAUTHENTICATED)
+    .post("/login", login, responses=UNAUTHENTICATED)
+    .post("/logout", logout, status=204)
+    .get("/me", me, responses=UNAUTHENTICATED)
 )
 
 if __name__ == "__main__":

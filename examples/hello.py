@@ -22,7 +22,11 @@ async def get_user(user_id: Path[int]) -> Response:
     return Response.json({"id": user_id, "name": "Ada"})
 
 
-router = Router().get("/", hello).get("/users/{user_id}", get_user)
+router = (
+    Router()
+    .get("/", hello)
+    .get("/users/{user_id}", get_user, responses={404: "no user has this id"})
+)
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")

@@ -99,12 +99,16 @@ async def resource(method: Method, uri: Uri) -> Response:
     raise Error.method_not_allowed(f"{method} is not allowed on {uri.path}")
 
 
+#: What the OpenAPI document says of answers ``resource`` gives besides 200.
+CREATES = {201: "created"}
+READ_ONLY = {405: "the archive is read-only"}
+
 router = (
     Router()
     .post("/upload", upload)
     .get("/headers", echo_headers)
-    .route("/resource", resource, methods=[Method.GET, Method.POST, Method.PUT])
-    .route("/archive", resource, methods=[Method.GET, Method.PUT])
+    .route("/resource", resource, methods=[Method.GET, Method.POST, Method.PUT], responses=CREATES)
+    .route("/archive", resource, methods=[Method.GET, Method.PUT], responses=READ_ONLY)
 )
 
 if __name__ == "__main__":

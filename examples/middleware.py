@@ -71,7 +71,7 @@ cors = (
     .allowed_methods([Method.GET, Method.POST, Method.PUT, Method.DELETE])
     .build()
 )
-api = Router().middleware(bearer_auth).get("/me", me)
+api = Router().middleware(bearer_auth).get("/me", me, responses={401: "no valid token"})
 router = (
     Router()
     .middleware(timing)

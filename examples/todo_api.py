@@ -254,14 +254,18 @@ async def delete_todo(
     return Response(StatusCode.NO_CONTENT)
 
 
+#: What the OpenAPI document says of answers the handlers give besides their return values.
+NO_CALLER = {401: "no Authorization: Bearer <name>"}
+NO_TODO = {**NO_CALLER, 404: "no to-do has this id"}
+
 router = (
     Router()
     .lifespan(open_store)
-    .get("/todos", list_todos)
-    .post("/todos", create_todo)
-    .get("/todos/{todo_id}", get_todo)
-    .patch("/todos/{todo_id}", update_todo)
-    .delete("/todos/{todo_id}", delete_todo)
+    .get("/todos", list_todos, responses=NO_CALLER)
+    .post("/todos", create_todo, status=201, responses=NO_CALLER)
+    .get("/todos/{todo_id}", get_todo, responses=NO_TODO)
+    .patch("/todos/{todo_id}", update_todo, responses=NO_TODO)
+    .delete("/todos/{todo_id}", delete_todo, responses=NO_TODO)
 )
 
 if __name__ == "__main__":

@@ -109,7 +109,9 @@ async def get_item(item_id: Path[int], version: ApiVersion) -> Response:
 
 router = Router()
 for prefix in ("", "/v1", "/v2"):
-    router.get(f"{prefix}/items", list_items).get(f"{prefix}/items/{{item_id}}", get_item)
+    router.get(f"{prefix}/items", list_items).get(
+        f"{prefix}/items/{{item_id}}", get_item, responses={404: "no item has this id"}
+    )
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")

@@ -34,7 +34,10 @@ def example_router(name: str) -> object:
     return router
 
 
-@pytest.mark.parametrize("name", ["rest_api", "upload"])
+@pytest.mark.parametrize(
+    "name",
+    ["rest_api", "upload", "hello", "versioning", "middleware", "todo_api", "auth", "limits"],
+)
 async def test_the_example_answers_as_its_document_says(name: str, tmp_path: pathlib.Path) -> None:
     assert SCHEMATHESIS is not None, "schemathesis is a test dependency (noxfile.py)"
     with trio.fail_after(120):

@@ -261,7 +261,10 @@ class _Planner:
     params: list[ParamInfo] = attrs.Factory(list)
 
     def learned(self, ctx: StepContext, annotation: Any) -> None:
-        """Keep what the parameter of ``ctx`` is (see ``ParamInfo``)."""
+        """Keep what the parameter of ``ctx`` is (see ``ParamInfo``; ``X | Error`` is an X)."""
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+            rest = strip_error(typing.get_args(annotation))
+            annotation = rest[0] if len(rest) == 1 else annotation
         if is_credential(annotation):
             self.params.append(credential_info(ctx, annotation))
             return
