@@ -77,6 +77,8 @@ class PreparedEndpoint:
     states: tuple[Any, ...]
     body_limit: int
     body_setting: str
+    #: the route's pattern, with nest prefixes (``None`` for a fallback): ``request.route``
+    route: str | None = None
 
 
 @attrs.frozen
@@ -98,6 +100,7 @@ class Unanswered:
     states: tuple[Any, ...]
     body_limit: int
     body_setting: str = "max_body_size"
+    route: None = None  # (no route answers it)
 
 
 def freeze(router: Router, policy: AppPolicy | None = None) -> App:
@@ -255,11 +258,11 @@ class _Freezer:
             return await _accept_upgrade(plan, endpoint.subprotocols, policy.websocket, request)
 
         run = compose(middlewares, upgrade if websocket else call)
+        route = endpoint.pattern if endpoint.method is not None else None  # (a fallback)
+        limit, setting = policy.max_body_size, "max_body_size"
         if plan.multipart is not None:
-            return PreparedEndpoint(
-                endpoint, plan, run, states, plan.multipart.max_total_size, "max_total_size"
-            )
-        return PreparedEndpoint(endpoint, plan, run, states, policy.max_body_size, "max_body_size")
+            limit, setting = plan.multipart.max_total_size, "max_total_size"
+        return PreparedEndpoint(endpoint, plan, run, states, limit, setting, route)
 
 
 def _middlewares(routers: tuple[Owner, ...]) -> tuple[Middleware, ...]:

@@ -228,6 +228,7 @@ class Request:
     _peer = _SAME_AS_CLIENT
     _route_states = _NO_STATES
     _paths: PathWriter | None = None
+    _route: str | None = None
 
     @classmethod
     def served(
@@ -248,11 +249,13 @@ class Request:
         peer: tuple[str, int] | None,
         route_states: tuple[Any, ...],
         paths: PathWriter,
+        route: str | None = None,
     ) -> Request:
         """The request as the server hands it to the app: built once, from what the
         connection parsed, what the trusted proxies forwarded (``client``, ``scheme``, the
         ``Host`` in ``headers``; ``peer`` the connection's own address), what routing
-        matched (``params``, the route's ``route_states``) and the app's ``paths``. Nothing
+        matched (``params``, the ``route``'s pattern and its ``route_states``) and the app's
+        ``paths``. Nothing
         changes it afterwards but the body as it is read."""
         # Every field stored here, not through __init__ (one call less per request; the
         # package tests check that no field is missed).
@@ -276,7 +279,15 @@ class Request:
             request._peer = peer
         request._route_states = route_states
         request._paths = paths
+        request._route = route
         return request
+
+    @property
+    def route(self) -> str | None:
+        """The pattern of the route that matched, with its nest prefixes (``/users/{id}``):
+        what access logs and metrics name a request by, since it takes few values. ``None``
+        when no route did (404, 405, a redirect, ``OPTIONS``, a fallback)."""
+        return self._route
 
     @property
     def peer(self) -> tuple[str, int] | None:

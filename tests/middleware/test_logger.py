@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from collections.abc import AsyncIterator
 
 import pytest
 import trio
 import trio.testing
 
-from trioframe import Response, Router
+from trioframe import Path, Response, Router
 from trioframe.middleware import LoggerMiddleware, RequestIdMiddleware, TimeoutMiddleware
 from trioframe.testing import TestClient
 
@@ -167,3 +169,57 @@ async def test_nothing_is_logged_when_the_level_is_disabled(
     async with TestClient(app()) as client:
         assert (await client.get("/boom")).status_code == 500
     assert lines(caplog) == []
+
+
+async def get_user(user_id: Path[int]) -> str:
+    return f"user {user_id}"
+
+
+def json_app() -> Router:
+    return (
+        Router()
+        .middleware(LoggerMiddleware(format="json"))
+        .middleware(RequestIdMiddleware())
+        .get("/users/{user_id}", get_user)
+        .get("/stream", streamed)
+    )
+
+
+async def test_a_json_line_per_request(
+    access: pytest.LogCaptureFixture, autojump_clock: trio.testing.MockClock
+) -> None:
+    traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    async with TestClient(json_app(), client=("10.0.0.7", 4321)) as client:
+        await client.get(
+            "/users/42?token=secret",
+            headers={"traceparent": traceparent},
+        )
+        await client.get("/missing")
+        await client.get(
+            "/stream", headers={"traceparent": "00-" + "0" * 32 + "-00f067aa0ba902b7-01"}
+        )
+    first, missing, stream = (json.loads(r.getMessage()) for r in lines(access))
+    stamp = first.pop("time")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp), stamp
+    assert re.fullmatch(r"[0-9a-f]{32}", first.pop("request_id"))  # RequestIdMiddleware's
+    assert first == {
+        "method": "GET",
+        "path": "/users/42",
+        "route": "/users/{user_id}",
+        "status": 200,
+        "duration_ms": 0.0,
+        "client": "10.0.0.7:4321",
+        "bytes": 7,
+        "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
+    }
+    assert (missing["route"], missing["status"], missing["path"]) == (None, 404, "/missing")
+    assert "trace_id" not in stream  # an all-zero trace id is no trace id
+    assert stream["bytes"] is None  # streamed
+    [record] = [r for r in lines(access) if r.__dict__["path"] == "/users/42"]
+    assert record.__dict__["route"] == "/users/{user_id}"
+    assert record.__dict__["trace_id"] == "4bf92f3577b34da6a3ce929d0e0e4736"
+
+
+def test_the_format_is_text_or_json() -> None:
+    with pytest.raises(ValueError, match='format must be "text" or "json"'):
+        LoggerMiddleware(format="xml")  # type: ignore[arg-type]

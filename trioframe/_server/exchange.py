@@ -238,6 +238,7 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> Outcome:
             exchange.peer,
             target.states,
             app.paths,
+            target.route,
         )
     except Exception:  # the head was checked before: a bug, this exchange's only
         state.log.exception("cannot build the request for %r", head.target)
