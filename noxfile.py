@@ -24,7 +24,8 @@ TEST_DEPS = [
     "jsonschema>=4.18",  # checks the JSON Schemas of tests/openapi against the converters
     "playwright>=1.40",
     "openapi-spec-validator>=0.7",  # every OpenAPI document the tests build is validated
-    "schemathesis>=4",  # tests/openapi/test_schemathesis.py: example apps against their document  # drives Debian's chromium in tests/examples/test_site_browser.py
+    "schemathesis>=4",
+    "opentelemetry-sdk>=1.27",  # tests/middleware/test_telemetry.py: in-memory exporters  # tests/openapi/test_schemathesis.py: example apps against their document  # drives Debian's chromium in tests/examples/test_site_browser.py
 ]
 LINT_DEPS = ["ruff>=0.6"]
 TYPING_DEPS = ["mypy>=1.11", *TEST_DEPS]

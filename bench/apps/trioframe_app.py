@@ -7,12 +7,15 @@ HTTP/2 with prior knowledge (h2c) as well as HTTP/1.1 on the same port. ``--http
 chooses the HTTP/1.1 parser (``h11`` is accepted by checkouts older than the option too: h11
 was their only one). ``--keep-alive-timeout`` keeps idle connections open longer than the
 default 5 s (bench/instructions_streams.py leaves its connections idle between the warm-up and
-the count). Without options the server runs with the default configuration.
+the count). Without options the server runs with the default configuration. With the
+environment variable ``BENCH_TELEMETRY=1`` the routes run under ``Telemetry()`` (no provider
+configured: what the middleware costs when nothing is exported).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 
 import attrs
 
@@ -47,6 +50,11 @@ router = (
     .get("/users/{id}", user)
     .post("/echo", echo)
 )
+
+if os.environ.get("BENCH_TELEMETRY") == "1":
+    from trioframe.middleware import Telemetry
+
+    router.middleware(Telemetry())
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()

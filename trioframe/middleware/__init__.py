@@ -10,6 +10,7 @@ from .request_id import RequestId as RequestId
 from .request_id import RequestIdMiddleware as RequestIdMiddleware
 from .security import SecurityHeadersMiddleware as SecurityHeadersMiddleware
 from .sessions import SessionMiddleware as SessionMiddleware
+from .telemetry import Telemetry as Telemetry
 from .timeout import TimeoutMiddleware as TimeoutMiddleware
 
 __all__ = [
@@ -22,5 +23,6 @@ __all__ = [
     "RequestIdMiddleware",
     "SecurityHeadersMiddleware",
     "SessionMiddleware",
+    "Telemetry",
     "TimeoutMiddleware",
 ]
