@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal, NewType, NotRequired, TypedDict
 
 import attrs
 import cattrs
+import jsonschema
+import pydantic
 import pytest
 from annotated_types import Ge, Gt, Interval, Le, Len, Lt, MaxLen, MinLen, MultipleOf, Predicate
 from hypothesis import given, settings
@@ -27,8 +29,6 @@ from trioframe._openapi import SchemaRegistry
 from trioframe._openapi.inline import DECIMAL_PATTERN, DURATION_PATTERN
 
 from . import models_a, models_b
-
-jsonschema = pytest.importorskip("jsonschema")
 
 
 def schema(kind: Any, direction: str = "input") -> dict[str, Any]:
@@ -405,7 +405,6 @@ def test_classes_made_by_one_function_are_numbered() -> None:
 
 
 # -- pydantic -------------------------------------------------------------------------------
-pydantic = pytest.importorskip("pydantic")
 
 
 class Venue(pydantic.BaseModel):
