@@ -22,10 +22,10 @@ TEST_DEPS = [
     "hypothesis>=6.100",
     "pydantic>=2",
     "jsonschema>=4.18",  # checks the JSON Schemas of tests/openapi against the converters
-    "playwright>=1.40",
+    "playwright>=1.40",  # drives Debian's chromium in tests/examples/test_site_browser.py
     "openapi-spec-validator>=0.7",  # every OpenAPI document the tests build is validated
-    "schemathesis>=4",
-    "opentelemetry-sdk>=1.27",  # tests/middleware/test_telemetry.py: in-memory exporters  # tests/openapi/test_schemathesis.py: example apps against their document  # drives Debian's chromium in tests/examples/test_site_browser.py
+    "schemathesis>=4",  # tests/openapi/test_schemathesis.py: example apps against their document
+    "opentelemetry-sdk>=1.27",  # tests/middleware/test_telemetry.py: in-memory exporters
 ]
 LINT_DEPS = ["ruff>=0.6"]
 TYPING_DEPS = ["mypy>=1.11", *TEST_DEPS]
