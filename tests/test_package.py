@@ -178,6 +178,7 @@ RINGS: dict[str, frozenset[str]] = {
             "_routing",
             "_extract",
             "_request",
+            "_extensions",
             "_response",
             "_files",
             "_multipart",

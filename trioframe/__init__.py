@@ -27,6 +27,7 @@ from ._errors import TooManyRequests as TooManyRequests
 from ._errors import Unauthorized as Unauthorized
 from ._errors import UnsupportedMediaType as UnsupportedMediaType
 from ._errors import ValidationError as ValidationError
+from ._extensions import Extensions as Extensions
 from ._extract import Alias as Alias
 from ._extract import APIKey as APIKey
 from ._extract import BasicCredentials as BasicCredentials
@@ -57,7 +58,6 @@ from ._multipart.files import safe_filename as safe_filename
 from ._multipart.form import Field as Field
 from ._multipart.form import Multipart as Multipart
 from ._openapi.pages import docs_routes as docs_routes
-from ._request import Extensions as Extensions
 from ._request import Request as Request
 from ._response import Response as Response
 from ._response import ServerSentEvent as ServerSentEvent

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, Protocol, TypeVar, overload
+from typing import Any, Protocol, TypeVar
 
 import attrs
 
 from ._errors import BadRequest, PayloadTooLarge
+from ._extensions import Extensions
 from ._http.cookies import CookieJar, header_text
 from ._http.headers import Headers
 from ._http.method import Method
@@ -21,7 +22,7 @@ from ._http.tls import TLSInfo
 from ._http.url import Uri, parse_query
 from ._shutdown import Shutdown
 
-__all__ = ["BodyReader", "Extensions", "PathWriter", "Request", "StateProvider", "find_state"]
+__all__ = ["BodyReader", "CancelSource", "PathWriter", "Request", "StateProvider", "find_state"]
 
 T = TypeVar("T")
 
@@ -134,52 +135,10 @@ class BodyReader:
         return PayloadTooLarge(f"request body is larger than {self._setting} ({self._limit} bytes)")
 
 
-class Extensions:
-    """Per-request values keyed by their type: ``insert(value)``, ``get(T)``, ``[T]``.
+class CancelSource(Protocol):
+    """What knows why the server cancels a request's handler (its exchange)."""
 
-    ``get(T)`` finds a value of exactly type ``T`` first, then one of a subclass."""
-
-    __slots__ = ("_values",)
-
-    def __init__(self) -> None:
-        self._values: dict[type[Any], Any] = {}
-
-    def insert(self, value: object) -> None:
-        """Store ``value`` under its type, replacing a previous value of that type."""
-        self._values[type(value)] = value
-
-    @overload
-    def get(self, kind: type[T]) -> T | None: ...
-    @overload
-    def get(self, kind: type[T], default: T) -> T: ...
-    def get(self, kind: type[T], default: T | None = None) -> T | None:
-        """The value of type ``kind`` (or a subclass), else ``default``."""
-        value = self._values.get(kind)
-        if value is not None:
-            return value  # type: ignore[no-any-return]
-        for stored_type, stored in self._values.items():
-            if issubclass(stored_type, kind):
-                return stored  # type: ignore[no-any-return]
-        return default
-
-    def __getitem__(self, kind: type[T]) -> T:
-        value = self.get(kind)
-        if value is None:
-            raise KeyError(kind)
-        return value
-
-    def __contains__(self, kind: object) -> bool:
-        return isinstance(kind, type) and self.get(kind) is not None
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def __repr__(self) -> str:
-        return f"Extensions({list(self._values.values())!r})"
-
-
-#: ``Request._peer`` until the server sets it (``peer`` is then ``client``).
-_SAME_AS_CLIENT: tuple[str, int] | None = None
+    def cancel_cause(self) -> str | None: ...
 
 
 class PathWriter(Protocol):
@@ -187,6 +146,15 @@ class PathWriter(Protocol):
     ``PathBuilder``)."""
 
     def path_for(self, name: str, /, **params: Any) -> str: ...
+
+
+#: ``Request._peer`` until the server sets it (``peer`` is then ``client``).
+_SAME_AS_CLIENT: tuple[str, int] | None = None
+#: The other values only ``served`` sets (typed here: an annotation in the class would make
+#: them attrs fields).
+_NO_PATHS: PathWriter | None = None
+_NO_NAME: str | None = None
+_NO_CANCEL_SOURCE: CancelSource | None = None
 
 
 @attrs.define(eq=False, slots=False)
@@ -223,12 +191,15 @@ class Request:
 
     # Not fields: set by ``served`` only. The address the connection came from when a trusted
     # proxy named another client (see ``peer``), the state values of the routers that own
-    # the matched route, outermost first (see ``state``), and the app's route paths (see
-    # ``path_for``). Class attributes otherwise.
+    # the matched route, outermost first (see ``state``), the app's route paths (see
+    # ``path_for``), the route's pattern and the exchange (see ``cancelled_by``). Class
+    # attributes otherwise.
     _peer = _SAME_AS_CLIENT
     _route_states = _NO_STATES
-    _paths: PathWriter | None = None
-    _route: str | None = None
+    _paths = _NO_PATHS
+    _route = _NO_NAME
+    _cancel_source = _NO_CANCEL_SOURCE
+    _cancelled_by = _NO_NAME
 
     @classmethod
     def served(
@@ -250,12 +221,13 @@ class Request:
         route_states: tuple[Any, ...],
         paths: PathWriter,
         route: str | None = None,
+        cancel_source: CancelSource | None = None,
     ) -> Request:
         """The request as the server hands it to the app: built once, from what the
         connection parsed, what the trusted proxies forwarded (``client``, ``scheme``, the
         ``Host`` in ``headers``; ``peer`` the connection's own address), what routing
-        matched (``params``, the ``route``'s pattern and its ``route_states``) and the app's
-        ``paths``. Nothing
+        matched (``params``, the ``route``'s pattern and its ``route_states``), the app's
+        ``paths`` and the exchange (``cancel_source``). Nothing
         changes it afterwards but the body as it is read."""
         # Every field stored here, not through __init__ (one call less per request; the
         # package tests check that no field is missed).
@@ -280,7 +252,27 @@ class Request:
         request._route_states = route_states
         request._paths = paths
         request._route = route
+        request._cancel_source = cancel_source
         return request
+
+    @property
+    def cancelled_by(self) -> str | None:
+        """Why this request's handler is being cancelled, for the code that catches
+        ``trio.Cancelled`` (telemetry, logs): ``"disconnect"`` (the client went away),
+        ``"stream_reset"`` (an HTTP/2 client reset the stream), ``"connection_error"`` (the
+        HTTP/2 connection failed), ``"shutdown"`` (the grace period is over: 503),
+        ``"body_timeout"`` (the body came too slowly: 408), ``"deadline"`` (set by a
+        middleware that cancelled the chain on a deadline, such as ``TimeoutMiddleware``);
+        ``None`` when none of these is known. Set it from middleware that cancels the rest
+        of the chain itself."""
+        if self._cancelled_by is not None:
+            return self._cancelled_by
+        source = self._cancel_source
+        return None if source is None else source.cancel_cause()
+
+    @cancelled_by.setter
+    def cancelled_by(self, cause: str | None) -> None:
+        self._cancelled_by = cause
 
     @property
     def route(self) -> str | None:

@@ -26,10 +26,12 @@ PARENT = "00f067aa0ba902b7"
 class Recorded:
     def __init__(self) -> None:
         self.spans = InMemorySpanExporter()
-        tracer_provider = TracerProvider()
-        tracer_provider.add_span_processor(SimpleSpanProcessor(self.spans))
+        self.tracer_provider = TracerProvider()
+        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.spans))
         self.reader = InMemoryMetricReader()
-        self.telemetry = Telemetry(tracer_provider, MeterProvider(metric_readers=[self.reader]))
+        self.telemetry = Telemetry(
+            self.tracer_provider, MeterProvider(metric_readers=[self.reader])
+        )
 
     def metrics(self) -> dict[str, list[Any]]:
         data = self.reader.get_metrics_data()

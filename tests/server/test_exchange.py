@@ -79,6 +79,9 @@ class FakeExchange(Exchange):
     def cancel_answer(self) -> tuple[int, str] | None:
         return self.answer
 
+    def cancel_cause(self) -> str | None:
+        return "shutdown" if self.answer is not None else None
+
     def refuse_body(self) -> None:
         self._record("refuse_body")
 

@@ -188,6 +188,12 @@ class Exchange(abc.ABC):
         response has started, a send timed out)."""
 
     @abc.abstractmethod
+    def cancel_cause(self) -> str | None:
+        """Why the server cancels ``scope`` (``Request.cancelled_by``): ``"disconnect"``,
+        ``"stream_reset"``, ``"connection_error"``, ``"shutdown"`` or ``"body_timeout"``;
+        ``None`` while it has no reason to."""
+
+    @abc.abstractmethod
     def refuse_body(self) -> None:
         """More of the request body arrived than its limit allows: the rest is not wanted.
         The response (a 413) still goes out (HTTP/1.1: with ``Connection: close``)."""
@@ -213,7 +219,7 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> Outcome:
         client, scheme, fields = exchange.client, exchange.scheme, Headers(head.headers)
         if state.proxies is not None:
             client, scheme, fields = state.proxies.decide(client, scheme, fields)
-        # Positionally: matching 16 keywords to parameter names costs over 1,200
+        # Positionally: matching 18 keywords to parameter names costs over 1,200
         # instructions more (the order is checked by test_the_request_is_built_from_the_exchange).
         request = Request.served(
             method,
@@ -239,6 +245,7 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> Outcome:
             target.states,
             app.paths,
             target.route,
+            exchange,
         )
     except Exception:  # the head was checked before: a bug, this exchange's only
         state.log.exception("cannot build the request for %r", head.target)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from .._codec.encode import encode_json
-from .messages import Message
+from .messages import Binary, Message, Text
 
 __all__ = ["WebSocketClosed", "WebSocketConnection", "WebSocketSession", "check_close"]
 
@@ -18,6 +18,8 @@ __all__ = ["WebSocketClosed", "WebSocketConnection", "WebSocketSession", "check_
 #: appear in a Close frame, and the 3000-4999 range for libraries and applications).
 _SENDABLE_CODES = frozenset({1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013})
 _MAX_REASON_BYTES = 123  # a control frame's payload is at most 125 bytes, 2 of them the code
+#: The messages ``messages_received`` counts.
+_DATA = (Text, Binary)
 
 
 class WebSocketClosed(Exception):
@@ -66,13 +68,16 @@ class WebSocketConnection:
     part-way through a frame ends the connection (a frame cannot be taken back).
     """
 
-    __slots__ = ("_session", "subprotocol")
+    __slots__ = ("_session", "messages_received", "messages_sent", "subprotocol")
 
     def __init__(self, session: WebSocketSession, subprotocol: str | None) -> None:
         self._session = session
         #: The subprotocol chosen from the client's offer (the route's ``subprotocols`` list,
         #: first match wins), or ``None``.
         self.subprotocol = subprotocol
+        #: Text and binary messages received (delivered to the handler) and sent so far.
+        self.messages_received = 0
+        self.messages_sent = 0
 
     def __repr__(self) -> str:
         return f"<WebSocketConnection subprotocol={self.subprotocol!r}>"
@@ -80,15 +85,18 @@ class WebSocketConnection:
     async def send_text(self, text: str) -> None:
         """Send a text message. Raises ``WebSocketClosed`` once the connection has ended."""
         await self._session.send_message(text)
+        self.messages_sent += 1
 
     async def send_bytes(self, data: bytes) -> None:
         """Send a binary message. Raises ``WebSocketClosed`` once the connection has ended."""
         await self._session.send_message(bytes(data))
+        self.messages_sent += 1
 
     async def send_json(self, value: Any) -> None:
         """Send ``value`` as compact JSON in a text message (the encoder of
         ``Response.json``)."""
         await self._session.send_message(encode_json(value).decode())
+        self.messages_sent += 1
 
     async def ping(self, data: bytes = b"") -> None:
         """Send a ping (at most 125 bytes); the peer's pong arrives as ``Message.Pong``."""
@@ -104,7 +112,10 @@ class WebSocketConnection:
         connection that drops delivers ``Message.Close(1006, "")``; one the server closes for a
         protocol error or an oversized message delivers the code it sent (1002, 1007, 1009).
         """
-        return await self._session.receive()
+        message = await self._session.receive()
+        if type(message) in _DATA:
+            self.messages_received += 1
+        return message
 
     def __aiter__(self) -> WebSocketConnection:
         return self
@@ -114,6 +125,8 @@ class WebSocketConnection:
         message = await self._session.receive()
         if message is None:
             raise StopAsyncIteration
+        if type(message) in _DATA:
+            self.messages_received += 1
         return message
 
     async def close(self, code: int = 1000, reason: str = "") -> None:

@@ -11,6 +11,7 @@ from .request_id import RequestIdMiddleware as RequestIdMiddleware
 from .security import SecurityHeadersMiddleware as SecurityHeadersMiddleware
 from .sessions import SessionMiddleware as SessionMiddleware
 from .telemetry import Telemetry as Telemetry
+from .telemetry import linked_task as linked_task
 from .timeout import TimeoutMiddleware as TimeoutMiddleware
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "SessionMiddleware",
     "Telemetry",
     "TimeoutMiddleware",
+    "linked_task",
 ]

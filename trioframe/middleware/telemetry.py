@@ -8,18 +8,23 @@ startup or in a lifespan) the middleware only calls ``next``: a span and four in
 OpenTelemetry's no-op objects would still cost more than the rest of the request on the fast
 paths.
 
-Cancellation: a request cancelled while the chain runs (client gone, a deadline, shutdown)
-ends its span with the event ``trioframe.cancelled`` and ``error.type`` set, then the
-cancellation propagates unchanged.
+Cancellation: a request cancelled while the chain runs ends its span with the event
+``trioframe.cancelled`` (its ``trioframe.cause`` is ``request.cancelled_by``: the client gone,
+an HTTP/2 stream reset, shutdown, a slow body, a deadline) and ``error.type`` set, then the
+cancellation propagates unchanged. A WebSocket session gets a span of its own, and
+``linked_task`` gives background work one linked to the request's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import trio
 
+from .._body import Upgrade
 from .._errors import ConfigurationError
 from .._version import __version__
 
@@ -27,8 +32,9 @@ if TYPE_CHECKING:
     from .._chain import Next
     from .._request import Request
     from .._response import Response
+    from .._websocket.connection import WebSocketConnection
 
-__all__ = ["DURATION_BUCKETS", "Telemetry"]
+__all__ = ["DURATION_BUCKETS", "Telemetry", "linked_task"]
 
 #: The bucket boundaries the semantic conventions advise for ``http.server.request.duration``.
 DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10)
@@ -36,6 +42,8 @@ DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.
 _UNSET = frozenset(
     {"ProxyTracerProvider", "NoOpTracerProvider", "_ProxyMeterProvider", "NoOpMeterProvider"}
 )
+#: The causes of a cancellation after which the server still answers, with what.
+_SERVER_ANSWERS = {"shutdown": 503, "body_timeout": 408}
 #: Methods the conventions know; any other is recorded as ``_OTHER``.
 _KNOWN_METHODS = frozenset(
     {"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"}
@@ -76,6 +84,7 @@ class Telemetry:
         "_extract",
         "_getter",
         "_kind",
+        "_link",
         "_providers",
         "_request_size",
         "_response_size",
@@ -99,6 +108,7 @@ class Telemetry:
         self._providers = (trace.get_tracer_provider, metrics.get_meter_provider)
         self._kind = trace.SpanKind.SERVER
         self._error = trace.Status(trace.StatusCode.ERROR)
+        self._link = trace.Link
         self._extract = propagate.extract
         self._getter: Any = _HeaderGetter()  # (a textmap Getter, duck-typed)
         meter = metrics.get_meter("trioframe", __version__, meter_provider)
@@ -149,24 +159,57 @@ class Telemetry:
             try:
                 response = await next(request)
             except BaseException as exc:  # Cancelled (the chain answers every Exception)
-                error = type(exc).__name__
-                shutdown = request.shutdown_signal
-                cause = "shutdown" if shutdown is not None and shutdown.is_set() else "cancelled"
+                cause = _cancel_cause(request)
                 span.add_event("trioframe.cancelled", {"trioframe.cause": cause})
+                answer = _SERVER_ANSWERS.get(cause)  # what the server sends instead
+                error = str(answer) if answer == 503 else type(exc).__name__
+                if answer is not None:
+                    span.set_attribute("http.response.status_code", answer)
                 span.set_attribute("error.type", error)
                 span.set_status(self._error)
-                self._record(request, start, _measured(active, route, None, error), None)
+                self._record(request, start, _measured(active, route, answer, error), None)
                 raise
             finally:
                 self._active.add(-1, active)
             status = response.status
             span.set_attribute("http.response.status_code", status)
+            if request.cancelled_by == "deadline":  # a middleware inside answered for it
+                span.add_event("trioframe.cancelled", {"trioframe.cause": "deadline"})
             error_type = str(status) if status >= 500 else None
             if error_type is not None:
                 span.set_attribute("error.type", error_type)
                 span.set_status(self._error)
+            if status == 101 and type(response.body_stream) is Upgrade:
+                response.body_stream = self._traced_session(
+                    response.body_stream, name, parent, span
+                )
         self._record(request, start, _measured(active, route, status, error_type), response)
         return response
+
+    def _traced_session(
+        self, upgrade: Upgrade, name: str, parent: Any, request_span: Any
+    ) -> Upgrade:
+        """``upgrade`` with its session run inside a span of its own (``"{name} WebSocket"``,
+        in the request's trace): linked to the request's span, not its child (the session
+        outlives it), and ended with the message counts."""
+        tracer, kind = self._tracer, self._kind
+        links = [self._link(request_span.get_span_context())]
+
+        async def run(connection: WebSocketConnection) -> Any:
+            with tracer.start_as_current_span(
+                f"{name} WebSocket", context=parent, kind=kind, links=links
+            ) as span:
+                try:
+                    return await upgrade.run(connection)
+                finally:
+                    span.set_attribute(
+                        "trioframe.websocket.messages_received", connection.messages_received
+                    )
+                    span.set_attribute(
+                        "trioframe.websocket.messages_sent", connection.messages_sent
+                    )
+
+        return attrs.evolve(upgrade, run=run)
 
     def _found_configured(self) -> bool:
         """Whether a global tracer or meter provider has been set."""
@@ -187,6 +230,47 @@ class Telemetry:
             self._request_size.record(request.content_length, attributes)
         if response is not None and response.body_stream is None:
             self._response_size.record(len(response.body), attributes)
+
+
+def _cancel_cause(request: Request) -> str:
+    """Why the chain was cancelled: what the server or a middleware said
+    (``request.cancelled_by``), else ``"deadline"`` when a deadline around this middleware
+    has passed, else ``"cancelled"``."""
+    cause = request.cancelled_by
+    if cause is not None:
+        return cause
+    return "deadline" if trio.current_effective_deadline() <= trio.current_time() else "cancelled"
+
+
+def linked_task(
+    fn: Callable[..., Awaitable[Any]], *, tracer_provider: Any = None
+) -> Callable[..., Awaitable[Any]]:
+    """``fn`` as background work (``nursery.start_soon(linked_task(fn), *args)`` from a handler):
+    its task runs inside a span of its own (``INTERNAL``, named after ``fn``) that starts a
+    new trace and links to the span current where the task was started (the request's),
+    instead of being that span's child: a task started in the app nursery outlives the
+    request. Its own spans are children of that span. An exception is recorded on the span
+    and propagates; so does a cancellation. ``ConfigurationError`` without
+    ``opentelemetry-api``."""
+    try:
+        from opentelemetry import context, trace
+    except ImportError:
+        raise ConfigurationError(
+            "linked_task needs opentelemetry-api: pip install 'trioframe[otel]'"
+        ) from None
+    tracer = trace.get_tracer("trioframe", __version__, tracer_provider)
+    name = getattr(fn, "__qualname__", None) or repr(fn)
+
+    @functools.wraps(fn)
+    async def run(*args: Any) -> Any:
+        started_from = trace.get_current_span().get_span_context()
+        links = [trace.Link(started_from)] if started_from.is_valid else []
+        with tracer.start_as_current_span(
+            name, context=context.Context(), kind=trace.SpanKind.INTERNAL, links=links
+        ):
+            return await fn(*args)
+
+    return run
 
 
 def _request_attributes(request: Request, method: str, route: str | None) -> dict[str, Any]:

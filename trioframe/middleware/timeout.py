@@ -24,10 +24,11 @@ class TimeoutMiddleware:
     Cancellation: the deadline is a ``trio.move_on_after`` scope around ``await next(request)``,
     in the request's own task. When it expires, whatever the inner middleware and the handler
     are awaiting raises ``trio.Cancelled`` (their ``finally`` blocks and ``except trio.Cancelled``
-    clean-up run) and this middleware answers 503 at that instant. Cancellation from outside
-    (client disconnect, server shutdown) passes through unchanged. The deadline covers
-    producing the response (reading the request body included) but not sending a streamed
-    body: once ``next`` has returned, streaming is bounded by the server's ``send_timeout``.
+    clean-up run) and this middleware answers 503 at that instant, with
+    ``request.cancelled_by`` set to ``"deadline"``. Cancellation from outside (client
+    disconnect, server shutdown) passes through unchanged. The deadline covers producing the
+    response (reading the request body included) but not sending a streamed body: once
+    ``next`` has returned, streaming is bounded by the server's ``send_timeout``.
     A handler that swallows ``Cancelled`` and returns anyway has its response sent.
 
     ``seconds`` must be a positive finite number (``ConfigurationError`` otherwise).
@@ -50,4 +51,5 @@ class TimeoutMiddleware:
     async def __call__(self, request: Request, next: Next) -> Response:
         with trio.move_on_after(self.seconds):
             return await next(request)
+        request.cancelled_by = "deadline"
         return Response.error(503, self._message)

@@ -274,6 +274,16 @@ class HTTP1Exchange(Exchange):
             return (408, self.pace.timeout_message)
         return None
 
+    def cancel_cause(self) -> str | None:
+        connection = self.connection
+        if connection.peer_gone:
+            return "disconnect"
+        if connection.stop_reason is not None:
+            return "shutdown"
+        if self._waiting_for_body and self.pace is not None:
+            return "body_timeout"
+        return None
+
     def refuse_body(self) -> None:
         if self._ending is KEEP_ALIVE:
             self._ending = CLOSE  # the rest of the body is never read: close after

@@ -277,7 +277,7 @@ class HTTP2Connection:
         elif isinstance(event, StreamReset):
             exchange = self.exchanges.get(event.stream_id)
             if exchange is not None:
-                exchange.peer_reset()
+                exchange.peer_reset(stream=True)
         elif isinstance(event, RequestRefused):
             head = RequestHead(event.method, b"/", "2", [], None)
             self._start(event.stream_id, head, True, (event.status, event.message))

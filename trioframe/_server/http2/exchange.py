@@ -80,6 +80,8 @@ class HTTP2Exchange(Exchange):
 
     #: the body's pace (``body_pace.py``), made the first time the body must be waited for
     pace: BodyPace | None = None
+    #: why ``gone`` was set (``cancel_cause``)
+    _gone_cause = "disconnect"
 
     def __init__(
         self,
@@ -122,11 +124,13 @@ class HTTP2Exchange(Exchange):
         self.body_ended = True
         self.wake()
 
-    def peer_reset(self) -> None:
-        """The client reset the stream (or the connection is lost): the handler is cancelled
-        (``cancel_on_disconnect``); a WebSocket session sees the end of its stream instead and
-        closes as it does on HTTP/1.1."""
-        self.gone = True
+    def peer_reset(self, *, stream: bool = False) -> None:
+        """The client reset the stream (``stream``), or the connection is lost: the handler is
+        cancelled (``cancel_on_disconnect``); a WebSocket session sees the end of its stream
+        instead and closes as it does on HTTP/1.1."""
+        if not self.gone:
+            self.gone = True
+            self._gone_cause = "stream_reset" if stream else "disconnect"
         if self.connection.timeouts.cancel_on_disconnect and self.websocket is None:
             self.scope.cancel()
         self.wake()
@@ -134,7 +138,9 @@ class HTTP2Exchange(Exchange):
     def cut_off(self) -> None:
         """The connection failed (an error GOAWAY went out): nothing more is written for
         this stream; its handler is cancelled next."""
-        self.gone = True
+        if not self.gone:
+            self.gone = True
+            self._gone_cause = "connection_error"
 
     def wake(self) -> None:
         if self._wakeup is not None:
@@ -304,6 +310,15 @@ class HTTP2Exchange(Exchange):
             return (503, self.connection.stop_reason)
         if self._waiting_for_body and self.pace is not None:
             return (408, self.pace.timeout_message)
+        return None
+
+    def cancel_cause(self) -> str | None:
+        if self.gone:
+            return self._gone_cause
+        if self.connection.stop_reason is not None:
+            return "shutdown"
+        if self._waiting_for_body and self.pace is not None:
+            return "body_timeout"
         return None
 
     def refuse_body(self) -> None:
