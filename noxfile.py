@@ -26,6 +26,7 @@ TEST_DEPS = [
     "openapi-spec-validator>=0.7",  # every OpenAPI document the tests build is validated
     "schemathesis>=4",  # tests/openapi/test_schemathesis.py: example apps against their document
     "opentelemetry-sdk>=1.27",  # tests/middleware/test_telemetry.py: in-memory exporters
+    "opentelemetry-exporter-otlp-proto-http>=1.27",  # tests/middleware/test_telemetry_otlp.py
 ]
 LINT_DEPS = ["ruff>=0.6"]
 TYPING_DEPS = ["mypy>=1.11", *TEST_DEPS]
