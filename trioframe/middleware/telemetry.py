@@ -190,8 +190,9 @@ class Telemetry:
         self, upgrade: Upgrade, name: str, parent: Any, request_span: Any
     ) -> Upgrade:
         """``upgrade`` with its session run inside a span of its own (``"{name} WebSocket"``,
-        in the request's trace): linked to the request's span, not its child (the session
-        outlives it), and ended with the message counts."""
+        continuing the request's ``traceparent`` when there was one): linked to the
+        request's span, not its child (the session outlives it), and ended with the message
+        counts."""
         tracer, kind = self._tracer, self._kind
         links = [self._link(request_span.get_span_context())]
 
