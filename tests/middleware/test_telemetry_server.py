@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.trace import SpanKind, StatusCode
 
 from tests.http2.support import CANCEL, connect, h2_config, h2_server, rst_stream
-from tests.middleware.test_telemetry import Recorded
+from tests.middleware.test_telemetry import PARENT, TRACE_ID, Recorded
 from trioframe import Next, Request, Response, Router, State, WebSocketConnection
 from trioframe.middleware import TimeoutMiddleware, linked_task
 from trioframe.testing import TestClient
@@ -147,6 +147,25 @@ async def test_a_websocket_session_gets_a_span_linked_to_its_request() -> None:
     [link] = session.links
     assert link.context.span_id == request.context.span_id
     assert session.start_time >= request.end_time
+
+
+async def test_a_websocket_session_continues_the_request_s_traceparent() -> None:
+    recorded = Recorded()
+    router = Router().middleware(recorded.telemetry).websocket("/ws", echo_twice)
+    traceparent = f"00-{TRACE_ID}-{PARENT}-01"
+    async with (
+        TestClient(router) as client,
+        client.websocket("/ws", headers={"traceparent": traceparent}) as ws,
+    ):
+        for text in ("one", "two"):
+            await ws.send_text(text)
+            await ws.receive_text()
+        await ws.receive_text()
+    request, session = await finished(recorded, 2)
+    for span in (request, session):
+        assert format(span.context.trace_id, "032x") == TRACE_ID
+        assert span.parent is not None and format(span.parent.span_id, "016x") == PARENT
+    assert [link.context.span_id for link in session.links] == [request.context.span_id]
 
 
 @attrs.frozen
