@@ -11,7 +11,8 @@ import pytest
 import trio
 import trio.testing
 
-from trioframe import Path, Response, Router
+from tests.rawhttp import connect, raw_server
+from trioframe import Next, Path, Request, Response, Router
 from trioframe.middleware import LoggerMiddleware, RequestIdMiddleware, TimeoutMiddleware
 from trioframe.testing import TestClient
 
@@ -218,6 +219,34 @@ async def test_a_json_line_per_request(
     [record] = [r for r in lines(access) if r.__dict__["path"] == "/users/42"]
     assert record.__dict__["route"] == "/users/{user_id}"
     assert record.__dict__["trace_id"] == "4bf92f3577b34da6a3ce929d0e0e4736"
+
+
+async def test_a_cancelled_request_says_why_in_json(access: pytest.LogCaptureFixture) -> None:
+    started, logged = trio.Event(), trio.Event()
+
+    async def outside(request: Request, next: Next) -> Response:
+        try:
+            return await next(request)
+        finally:
+            logged.set()  # the logger inside has written its line
+
+    async def wait() -> str:
+        started.set()
+        await trio.sleep_forever()
+        return "never"
+
+    router = (
+        Router().middleware(outside).middleware(LoggerMiddleware(format="json")).get("/wait", wait)
+    )
+    async with raw_server(router) as (server, nursery):
+        conn = connect(server, nursery)
+        await conn.send(b"GET /wait HTTP/1.1\r\nHost: t\r\n\r\n")
+        await started.wait()
+        await conn.close_write()  # the client goes away: the handler is cancelled
+        with trio.fail_after(5):
+            await logged.wait()
+    [line] = [json.loads(r.getMessage()) for r in lines(access)]
+    assert (line["status"], line["cancelled_by"]) == (None, "disconnect")
 
 
 def test_the_format_is_text_or_json() -> None:

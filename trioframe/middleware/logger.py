@@ -58,7 +58,8 @@ class LoggerMiddleware:
          "client": "127.0.0.1:50000", "bytes": 27, "request_id": "5f0c...e1"}
 
     ``route`` is the pattern of the route that matched (``null`` when none did), ``bytes``
-    ``null`` for a streamed body, ``status`` ``null`` when cancelled; ``peer`` appears when a
+    ``null`` for a streamed body, ``status`` ``null`` when cancelled (``cancelled_by`` then
+    says why, when it is known: ``request.cancelled_by``); ``peer`` appears when a
     trusted proxy named the client, ``request_id`` when there is one, and ``trace_id`` when
     the request carried a W3C ``traceparent``. The record has the attributes above as well,
     ``route`` and ``trace_id`` included.
@@ -190,4 +191,6 @@ def _json_line(
     trace_id = trace_id_of(request)
     if trace_id is not None:
         line["trace_id"] = trace_id
+    if status is None and (cause := request.cancelled_by) is not None:
+        line["cancelled_by"] = cause
     return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
