@@ -7,8 +7,6 @@ observer and serves the route with the observer's ``scrape`` instead (``_app``).
 
 from __future__ import annotations
 
-import importlib.util
-
 import attrs
 
 from .._errors import ConfigurationError
@@ -22,8 +20,12 @@ EXTRA_HINT = "pip install 'trioframe[prometheus]'"
 
 def require_prometheus_client() -> None:
     """``ConfigurationError`` naming the extra when prometheus_client is not installed."""
-    if importlib.util.find_spec("prometheus_client") is None:
-        raise ConfigurationError(f"Router.metrics() needs prometheus_client: {EXTRA_HINT}")
+    try:
+        import prometheus_client  # noqa: F401
+    except ImportError:
+        raise ConfigurationError(
+            f"Router.metrics() needs prometheus_client: {EXTRA_HINT}"
+        ) from None
 
 
 @attrs.frozen(eq=False)
