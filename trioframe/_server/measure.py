@@ -16,7 +16,7 @@ status, and one whose connection is torn down under it is not recorded.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 import trio
 
@@ -41,6 +41,7 @@ class Measure:
         "observer",
         "recorded",
         "request",
+        "route",
         "sent",
         "serving",
         "started",
@@ -57,7 +58,11 @@ class Measure:
         self.method = head.method
         self.declared = head.content_length
         self.started = trio.current_time()
+        #: the request, until the answer is recorded (it refers back to the exchange, which
+        #: refers to this: dropped then, the exchange is freed without the cycle collector)
         self.request: Request | None = None
+        #: the pattern of the route that matched (``None``: none did, or not yet known)
+        self.route: str | None = None
         #: the status that went out (``None``: none yet)
         self.status: int | None = None
         #: response body bytes written; ``None`` for an error answer the server wrote itself
@@ -65,11 +70,6 @@ class Measure:
         self.recorded = False
         self.serving = False  # counted among the requests in progress
         self.websocket = False  # counted among the open WebSocket sessions
-
-    @property
-    def route(self) -> str | None:
-        """The pattern of the route that matched, once the request is built."""
-        return None if self.request is None else self.request.route
 
     def begin(self) -> None:
         """The request is in progress."""
@@ -94,6 +94,7 @@ class Measure:
         size = self.declared
         if size is None and request is not None and request.body_reader.received:
             size = request.body_reader.received  # a body without a declared length
+        self.request = None
         sent = self.sent if self.status is not None else None
         seconds = trio.current_time() - self.started
         self.observer.request_answered(self.method, self.route, self.status, seconds, size, sent)
@@ -119,7 +120,8 @@ class Measured(Exchange):
     measure: Measure
 
     def routed(self, request: Request) -> None:
-        self.measure.request = request
+        measure = self.measure
+        measure.request, measure.route = request, request.route
 
     async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
         measure = self.measure
@@ -176,8 +178,7 @@ async def serve_measured(exchange: Exchange, state: ServingState) -> Outcome:
     """``serve_exchange`` for a ``Measured`` exchange: counted in progress while it runs,
     recorded when it returns. When it is cancelled, ``answer_cancelled`` answers (or ends)
     the exchange, which records it then."""
-    assert isinstance(exchange, Measured)
-    measure = exchange.measure
+    measure = cast(Measured, exchange).measure
     measure.begin()
     try:
         outcome = await serve_exchange(exchange, state)
