@@ -14,11 +14,16 @@ import trio.testing
 
 from tests.http2.support import (
     ENHANCE_YOUR_CALM,
+    HEADERS,
+    RawPeer,
     connect,
+    data_frame,
+    frame,
     h2_config,
     h2_server,
     ping,
     request_fields,
+    settings_frame,
     well_behaved,
 )
 from tests.loopback._support import (
@@ -190,6 +195,43 @@ async def test_an_http2_flood_goaway_and_a_refused_head() -> None:
     assert page.value("trioframe_open_connections", protocol="h2") == 2  # good and malformed
     assert page.value("trioframe_connections_total", protocol="h2") == 3
     assert page.requests(http_request_method="GET", http_response_status_code="400") == 1
+
+
+async def frame_too_large(peer: RawPeer) -> None:
+    await peer.send(data_frame(1, b"x" * 16385)[:9])  # refused from its header
+
+
+async def invalid_setting(peer: RawPeer) -> None:
+    await peer.send(settings_frame({0x2: 2}))  # ENABLE_PUSH is 0 or 1: h2 refuses it
+
+
+async def header_block_never_finished(peer: RawPeer) -> None:
+    block = peer.block(request_fields(b"GET", b"/"))
+    await peer.send(frame(HEADERS, 0x1, 1, block[:5]))  # no END_HEADERS, no CONTINUATION
+
+
+@pytest.mark.parametrize(
+    ("reason", "misbehave"),
+    [
+        ("frame_too_large", frame_too_large),
+        ("protocol_error", invalid_setting),
+        ("slow_header_block", header_block_never_finished),
+    ],
+)
+async def test_http2_error_goaways_by_reason(
+    reason: str,
+    misbehave: Callable[[RawPeer], Awaitable[None]],
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with h2_server(ROUTER, h2_config(header_timeout=5)) as (server, nursery):
+        peer = await connect(server, nursery)
+        await misbehave(peer)
+        await peer.closed()
+        assert peer.goaways and peer.goaways[-1].error_code != 0
+        # read directly: a scrape waits for a thread, which a mock clock's jumps skip
+        page = scrape_server(server)
+    assert page.value("trioframe_http2_error_goaways_total", reason=reason) == 1
+    assert page.value("trioframe_http2_error_goaways_total") == 1
 
 
 async def test_metrics_off_count_nothing() -> None:
