@@ -193,6 +193,7 @@ RINGS: dict[str, frozenset[str]] = {
             "_describe",
             "_app",
             "_openapi",
+            "_metrics",
         }
     ),
     "server": frozenset({"_server", "testing"}),

@@ -25,6 +25,8 @@ from ._extract.context import Deferred
 from ._extract.path_types import path_types
 from ._files.resolve import resolve_file
 from ._lifespan import Lifespan, plan_lifespans
+from ._metrics.observer import Observer
+from ._metrics.route import require_prometheus_client
 from ._openapi.document import build_document
 from ._response import Response, to_response
 from ._routing.paths import NamedRoute, PathBuilder, build_paths
@@ -43,6 +45,7 @@ from ._routing.table import RouteTable
 from ._websocket.accept import WebSocketPolicy, accept, check_upgrade, upgrade_required
 
 if TYPE_CHECKING:
+    from ._metrics.prometheus import PrometheusObserver
     from ._request import Request
     from ._routing.openapi import OpenAPIDocument
     from ._routing.router import Router
@@ -132,6 +135,8 @@ class App:
     _late_states: tuple[Deferred, ...]
     #: some route is a WebSocket route (only then does an upgrade request route differently)
     has_websockets: bool
+    #: what the server reports its figures to (``Router.metrics``); ``None``: no metrics
+    observer: Observer | None = None
 
     def check_late_state(self) -> None:
         """Once the lifespans have entered (and before a request is served): find the value of
@@ -188,6 +193,8 @@ class _Freezer:
             self.lifespans_of.setdefault(id(lifespan.owner), []).append(lifespan)
         self.late_states: list[Deferred] = []
         self.plans: dict[int, HandlerPlan] = {}  # by id of the endpoint
+        self.metrics = router.metrics_route
+        self.observer = _observer(router)
 
     def freeze(self) -> App:
         table = self.router.freeze(self.prepare, self.prepare_scope)
@@ -205,6 +212,7 @@ class _Freezer:
             root=self.prepare_scope((self.router,)),
             late_states=tuple(self.late_states),
             has_websockets=any(e.is_websocket for e in table.endpoints),
+            observer=self.observer,
         )
 
     def named(self, endpoint: Endpoint) -> NamedRoute:
@@ -236,8 +244,11 @@ class _Freezer:
         if websocket:
             _require_wsproto(endpoint.pattern)
         policy = self.policy
+        handler = endpoint.handler
+        if self.observer is not None and handler is self.metrics:
+            handler = self.observer.scrape  # this app's own metrics
         plan = build_plan(
-            endpoint.handler,
+            handler,
             endpoint.param_names,
             states,
             multipart,
@@ -263,6 +274,24 @@ class _Freezer:
         if plan.multipart is not None:
             limit, setting = plan.multipart.max_total_size, "max_total_size"
         return PreparedEndpoint(endpoint, plan, run, states, limit, setting, route)
+
+
+def _observer(router: Router) -> PrometheusObserver | None:
+    """The metrics of the app ``router`` freezes into (``Router.metrics``), made anew for each
+    app; ``ConfigurationError`` for a nested router's metrics."""
+    for nested in router.walk()[1:]:
+        if nested.metrics_route is not None:
+            raise ConfigurationError(
+                f"metrics({nested.metrics_route.path!r}) was called on a nested router: the "
+                "metrics are the whole application's; call Router.metrics() on the outermost "
+                "router instead"
+            )
+    if router.metrics_route is None:
+        return None
+    require_prometheus_client()
+    from ._metrics.prometheus import PrometheusObserver
+
+    return PrometheusObserver()
 
 
 def _middlewares(routers: tuple[Owner, ...]) -> tuple[Middleware, ...]:

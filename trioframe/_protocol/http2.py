@@ -82,7 +82,12 @@ class HTTP2Limits:
 
 class ConnectionFailed(Exception):
     """The connection cannot go on (a protocol error, a flood); the GOAWAY is queued.
-    ``str()`` is the reason for the log."""
+    ``str()`` is the reason for the log; ``reason`` says which, in a word for metrics:
+    ``"flood"``, ``"frame_too_large"`` or ``"protocol_error"``."""
+
+    def __init__(self, message: str, reason: str = "protocol_error") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 # -- the adapter ---------------------------------------------------------------------------------
@@ -152,9 +157,9 @@ class HTTP2Adapter:
             self.meter.check()  # resets the server made since the last slice count too
             self._offset = self.meter.scan(self._unread, start)
         except Flood as exc:
-            self._fail(ErrorCodes.ENHANCE_YOUR_CALM, f"flood: {exc}")
+            self._fail(ErrorCodes.ENHANCE_YOUR_CALM, f"flood: {exc}", "flood")
         except FrameTooLarge as exc:  # refused before h2 buffers the payload to check it
-            self._fail(ErrorCodes.FRAME_SIZE_ERROR, str(exc))
+            self._fail(ErrorCodes.FRAME_SIZE_ERROR, str(exc), "frame_too_large")
         data = memoryview(self._unread)[start : self._offset]
         resets = self._h2.resets_sent
         try:
@@ -179,7 +184,7 @@ class HTTP2Adapter:
         try:
             self.meter.check()  # the resets this input made the server send (CVE-2025-8671)
         except Flood as exc:
-            self._fail(ErrorCodes.ENHANCE_YOUR_CALM, f"flood: {exc}")
+            self._fail(ErrorCodes.ENHANCE_YOUR_CALM, f"flood: {exc}", "flood")
         return events
 
     def _translate(self, event: Any, events: list[Event]) -> None:
@@ -325,11 +330,11 @@ class HTTP2Adapter:
         """The highest stream id the client has opened."""
         return self._h2.highest_inbound_stream_id
 
-    def _fail(self, code: ErrorCodes, reason: str) -> None:
+    def _fail(self, code: ErrorCodes, reason: str, kind: str) -> None:
         self.send_goaway(self.last_stream_id, code, reason.encode("ascii", "replace")[:128])
         self.closed = True
         self._drop_unread()
-        raise ConnectionFailed(reason)
+        raise ConnectionFailed(reason, kind)
 
     def _drop_unread(self) -> None:
         """Nothing more is read: the connection failed, or the client sent GOAWAY."""

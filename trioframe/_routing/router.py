@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Self, TypeVar, overload
 
 from .._errors import ConfigurationError
+from .._metrics.route import MetricsRoute, require_prometheus_client
 from .._multipart.decoder import MultipartConfig
 from .._openapi.pages import docs_routes
 from .meta import check_nest_name
@@ -75,6 +76,8 @@ class Router(Registrations):
         self.lifespans: list[Callable[..., Any]] = []
         #: what ``openapi()`` was given (``None``: no document is served)
         self.openapi_document: OpenAPIDocument | None = None
+        #: what ``metrics()`` registered (``None``: the app has no metrics)
+        self.metrics_route: MetricsRoute | None = None
 
     def __repr__(self) -> str:
         return f"<Router routes={len(self._routes)} nested={len(self._nests)}>"
@@ -240,6 +243,41 @@ class Router(Registrations):
         return docs_routes(
             self, openapi_url=path, title=title, docs_path=docs_path, redoc_path=redoc_path
         )
+
+    def metrics(self, path: str = "/metrics") -> Self:
+        """Serve the application's Prometheus metrics at ``path`` (GET, the Prometheus text
+        format): the HTTP server metrics of the semantic conventions (request duration by
+        method, route and status; requests in progress; body sizes) and the server's own
+        (connections, evictions, TLS failures, HTTP/2 error GOAWAYs, WebSocket sessions,
+        refusals at shutdown), summed over every worker of a fleet. Each frozen app has its
+        own. Like the OpenAPI routes, the route is left out of the OpenAPI document. Call it
+        on the outermost router, once: the metrics are the whole application's (a nested
+        router's is a ``ConfigurationError`` at startup). Needs prometheus_client
+        (``ConfigurationError`` without it: ``pip install 'trioframe[prometheus]'``). See
+        docs/observability.md."""
+        if self.metrics_route is not None:
+            raise ConfigurationError(
+                f"metrics() was called twice on this router (for {self.metrics_route.path} "
+                f"and {path}): one metrics route per application"
+            )
+        require_prometheus_client()
+        route = MetricsRoute(path)
+        self.get(path, route, name="metrics", include_in_schema=False)
+        self.metrics_route = route
+        return self
+
+    def walk(self) -> list[Router]:
+        """This router and every router nested in it, at any depth (depth-first, in nesting
+        order, each once)."""
+        found: list[Router] = []
+        pending: list[Router] = [self]
+        while pending:
+            router = pending.pop()
+            if any(router is seen for seen in found):
+                continue
+            found.append(router)
+            pending.extend(reversed([sub for _, sub, _ in router._nests]))
+        return found
 
     def multipart_config(self, config: MultipartConfig) -> Self:
         """Limits (a ``MultipartConfig``) for the ``Multipart`` extractor on this router's

@@ -203,6 +203,10 @@ class Exchange(abc.ABC):
         """End the exchange without completing its response; its outcome (HTTP/1.1: the
         connection closes after it)."""
 
+    def routed(self, request: Request) -> None:  # noqa: B027 (a hook: most do nothing)
+        """The request is built (its route known). Called only for an app with metrics, whose
+        exchanges note it (``measure.Measured``); nothing otherwise."""
+
 
 async def serve_exchange(exchange: Exchange, state: ServingState) -> Outcome:
     """Serve ``exchange`` through the app, inside ``exchange.scope``; how it ended. Raises
@@ -250,6 +254,8 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> Outcome:
     except Exception:  # the head was checked before: a bug, this exchange's only
         state.log.exception("cannot build the request for %r", head.target)
         return await exchange.send_error(*_INTERNAL_ERROR)
+    if app.observer is not None:  # the app's metrics want the route (see measure.py)
+        exchange.routed(request)
     try:
         response = await target.run(request)
     except Exception:  # the chain answers every failure: this is a bug, not the client's

@@ -17,6 +17,8 @@ class ServedConnection(SlotHolder, Protocol):
 
     #: the address the connection came from (``client`` may be another: see ``proxies``)
     peer: tuple[str, int] | None
+    #: the protocol it speaks, as metrics name it: ``"http/1.1"`` or ``"h2"``
+    protocol: str
 
     async def run(self) -> None:
         """Serve until the peer leaves, a limit ends the connection or shutdown closes it;

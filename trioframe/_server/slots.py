@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import enum
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from operator import itemgetter
 from typing import NamedTuple, Protocol
 
@@ -64,10 +64,13 @@ class Rank(enum.IntEnum):
 
 class Evictable(NamedTuple):
     """How early a connection goes when room is needed: by ``rank``, then the earliest
-    ``since`` (``trio.current_time()`` when its current wait began)."""
+    ``since`` (``trio.current_time()`` when its current wait began). ``state`` says what it
+    waits for, in a word for metrics: ``"opening"``, ``"idle"`` (a request), ``"head"``
+    (the rest of one) or ``"lingering"``."""
 
     rank: Rank
     since: float
+    state: str = "idle"
 
 
 class Eviction(enum.Enum):
@@ -92,16 +95,22 @@ class SlotHolder(Protocol):
         it was evicted."""
 
 
-def evict_one(holders: Iterable[SlotHolder], reason: str) -> Eviction:
-    """Evict the first of ``holders`` in the policy's order that can be evicted now. Linear
-    in the number of connections, plus a sort of the evictable ones: it runs only at
-    ``max_connections``, once per waiting client."""
+def evict_one(
+    holders: Iterable[SlotHolder],
+    reason: str,
+    evicted: Callable[[Evictable], object] | None = None,
+) -> Eviction:
+    """Evict the first of ``holders`` in the policy's order that can be evicted now (and
+    tell ``evicted`` how it was waiting). Linear in the number of connections, plus a sort of
+    the evictable ones: it runs only at ``max_connections``, once per waiting client."""
     candidates = [(e, holder) for holder in holders if (e := holder.evictable) is not None]
     if not candidates:
         return Eviction.NONE
     candidates.sort(key=itemgetter(0))
-    for _, holder in candidates:
+    for waiting, holder in candidates:
         if holder.evict(reason):
+            if evicted is not None:
+                evicted(waiting)
             return Eviction.DONE
     return Eviction.SKIPPED
 

@@ -90,7 +90,9 @@ class ServingState:
     def make_room(self, reason: str) -> Eviction:
         """At ``max_connections`` with a client waiting: close one connection for it, by the
         policy of ``slots.py``; ``reason`` is what a partial request is answered with."""
-        return evict_one(chain(self.opening, self.connections), reason)
+        observer = self.app.observer
+        evicted = None if observer is None else lambda e: observer.connection_evicted(e.state)
+        return evict_one(chain(self.opening, self.connections), reason, evicted)
 
     def forget(self, connection: ServedConnection) -> None:
         """A connection has ended."""

@@ -44,10 +44,15 @@ async def serve_stream(
         if connection is None:
             return
         state.connections.add(connection)
+        observer = state.app.observer
+        if observer is not None:
+            observer.connection_opened(connection.protocol)
         try:
             await connection.run()
         finally:
             state.forget(connection)
+            if observer is not None:
+                observer.connection_closed(connection.protocol)
     except* Exception:  # a bug of ours on one connection must not end the server
         log.exception("connection from %s failed; it is closed", format_peer(client))
         await trio.aclose_forcefully(stream)
@@ -105,6 +110,10 @@ async def _open(
         peer, timeout = format_peer(client), state.config.protocols.tls_handshake_timeout
         with trio.move_on_after(timeout) as waiting:
             secured = await handshake(stream, state.tls_context, peer)
+        if waiting.cancelled_caught or secured is None:
+            observer = state.app.observer
+            if observer is not None:
+                observer.tls_handshake_failed("timeout" if waiting.cancelled_caught else "error")
         if waiting.cancelled_caught:
             log.debug("TLS handshake with %s timed out after %s s", peer, timeout)
             return None
@@ -140,7 +149,7 @@ class Opening:
     def evictable(self) -> Evictable | None:
         if self.scope.cancel_called:
             return None
-        return Evictable(Rank.WAITING, self.since)
+        return Evictable(Rank.WAITING, self.since, "opening")
 
     def evict(self, reason: str) -> bool:
         if self.scope.cancel_called or unread_input(self.stream):

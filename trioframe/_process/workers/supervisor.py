@@ -21,6 +21,10 @@ on ``selectors`` over one pipe per worker and a wake-up pipe for signals:
 * SIGHUP: a rolling restart, one slot at a time: the new worker is serving before the old
   one is told to drain, so no connection is refused;
 * a worker that says ``retire`` (its request budget is spent) is replaced the same way.
+
+The workers share one directory for prometheus_client's multiprocess mode, so that an app's
+metrics (``Router.metrics``) sum the fleet; a worker that exits is marked dead there
+(``metrics_dir.py``).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import attrs
 
 from ..._server.address import format_peer
 from ..._server.config import ServerConfig
+from .metrics_dir import MetricsDirectory
 from .sockets import Address, address_of, bind_again, bind_sockets
 from .spec import WorkerSpec
 
@@ -101,6 +106,8 @@ class Supervisor:
         self.signals: list[int] = []
         self.status: int | None = None  # set: the loop ends with it
         self.exit_status = 0  # what a finished shutdown exits with (3 after a failed start)
+        #: where the workers' metrics are summed (made when the fleet starts: ``run``)
+        self.metrics: MetricsDirectory | None = None
 
     # -- starting -------------------------------------------------------------------------
     def bind(self) -> None:
@@ -136,6 +143,7 @@ class Supervisor:
             stdin=subprocess.PIPE,
             pass_fds=[*fds, write_end],
             start_new_session=True,
+            env=None if self.metrics is None else self.metrics.environment(),
         )
         os.close(write_end)
         assert process.stdin is not None
@@ -157,6 +165,7 @@ class Supervisor:
         previous_fd = signal.set_wakeup_fd(wake_write)
         handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
         previous = {signum: signal.signal(signum, self._on_signal) for signum in handled}
+        self.metrics = MetricsDirectory()
         try:
             for slot in range(self.config.processes.workers):
                 self.spawn(slot)
@@ -174,6 +183,7 @@ class Supervisor:
                 signal.signal(signum, handler)
             signal.set_wakeup_fd(previous_fd)
             self._kill_all()
+            self.metrics.remove()
             for fd in (wake_read, wake_write):
                 os.close(fd)
             for sock in {id(s): s for socks in self.sockets.values() for s in socks}.values():
@@ -287,6 +297,8 @@ class Supervisor:
                     self.selector.unregister(worker.channel)
                     os.close(worker.channel)
             self.workers.remove(worker)
+            if self.metrics is not None:  # its counters stay in the sums, its gauges go
+                self.metrics.process_dead(worker.process.pid)
             self._exited(worker)
         if self.stopping is not None and not self.workers and self.status is None:
             log.info("all workers have stopped")
@@ -401,6 +413,8 @@ class Supervisor:
             if worker.process.poll() is None:
                 _signal(worker.process, signal.SIGKILL)
                 worker.process.wait()
+            if self.metrics is not None:
+                self.metrics.process_dead(worker.process.pid)
             if worker.channel != -1:
                 os.close(worker.channel)
                 worker.channel = -1

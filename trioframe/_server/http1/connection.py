@@ -39,10 +39,12 @@ from ..._protocol.http1_base import CLOSED, NEED_DATA, BodyChunk
 from ..._protocol.request_head import RequestHead
 from ..body_pace import BodyPace
 from ..exchange import KEEP_ALIVE, LINGER, PEER_GONE, Outcome, answer_cancelled, serve_exchange
+from ..measure import serve_measured
 from ..slots import Evictable, Rank, unread_input
 from ..transport import Transport
 from .error_answer import send_error_answer
 from .exchange import HTTP1Exchange
+from .measured import MeasuredHTTP1Exchange
 from .reader import StreamReader, linger_close
 
 if TYPE_CHECKING:
@@ -80,6 +82,8 @@ class HTTP1Connection:
     connection, or the server shuts down. ``initial`` is what was read from the stream before
     (to choose the protocol). ``await run()`` returns when the connection is closed;
     cancelling it closes the connection at once. A ``ServedConnection``."""
+
+    protocol = "http/1.1"  # (as metrics name it)
 
     def __init__(
         self,
@@ -161,9 +165,9 @@ class HTTP1Connection:
             scope = self._linger_scope
             if scope is None or scope.cancel_called:
                 return None
-            return Evictable(Rank.LINGERING, self.waiting_since)
+            return Evictable(Rank.LINGERING, self.waiting_since, "lingering")
         if (phase is _IDLE or phase is _HEAD) and self.stop_reason is None:
-            return Evictable(Rank.WAITING, self.waiting_since)
+            return Evictable(Rank.WAITING, self.waiting_since, "idle" if phase is _IDLE else "head")
         return None
 
     def evict(self, reason: str) -> bool:
@@ -259,6 +263,9 @@ class HTTP1Connection:
             # An evicted connection's slot is wanted now: it lingers only for a request that
             # arrived as it was closed (closing would reset the answer away).
             self.linger = not self.evicted or unread_input(self.stream)
+            observer = self.state.app.observer
+            if observer is not None and answer[0] == 503 and self.state.shutting_down:
+                observer.refused_at_shutdown()
             await self.send_error(*answer)
 
     def _answer_for_cancelled_phase(self) -> tuple[int, str] | None:
@@ -279,6 +286,9 @@ class HTTP1Connection:
         adapter = self.adapter
         reader = self.reader
         scope = self._scope
+        new_exchange, serve = HTTP1Exchange, serve_exchange
+        if self.state.app.observer is not None:  # measured: the app has metrics (measure.py)
+            new_exchange, serve = MeasuredHTTP1Exchange, serve_measured
         idle_timeout = timeouts.header_timeout  # a new connection: until its first byte
         while True:
             # Once per request, a checkpoint: reads and writes that need no wait are none, so
@@ -325,11 +335,11 @@ class HTTP1Connection:
             self.requests += 1
             if event.content_length is None and not event.chunked:
                 adapter.next_event()  # a body-less request: take its end now, no I/O
-            exchange = self._exchange = HTTP1Exchange(self, event, scope)
+            exchange = self._exchange = new_exchange(self, event, scope)
             if self.peer_gone and timeouts.cancel_on_disconnect:
                 scope.cancel()  # already gone: the handler starts cancelled
             # (cancelled: ``_serve`` still needs the exchange)
-            outcome = await reader.run_watched(serve_exchange(exchange, self.state))
+            outcome = await reader.run_watched(serve(exchange, self.state))
             self._exchange = None
             self._answered = True
             if outcome is not KEEP_ALIVE or not adapter.can_reuse:

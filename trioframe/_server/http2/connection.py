@@ -47,10 +47,11 @@ from ..._protocol.http2_events import (
 )
 from ..._protocol.request_head import RequestHead
 from ..address import format_peer
-from ..exchange import answer_cancelled, serve_exchange
+from ..exchange import answer_cancelled
 from ..slots import Evictable, Rank, unread_input
 from .exchange import HTTP2Exchange
 from .limits import limits_from
+from .measured import error_goaway, stream_serving
 
 if TYPE_CHECKING:
     from ..._http.tls import TLSInfo
@@ -72,6 +73,8 @@ class HTTP2Connection:
     is what was read before the protocol was chosen (the preface, on cleartext). ``await
     run()`` returns when the connection is closed; cancelling it closes it at once. A
     ``ServedConnection``."""
+
+    protocol = "h2"  # (as metrics name it)
 
     def __init__(
         self,
@@ -112,6 +115,7 @@ class HTTP2Connection:
         self._shutdown_started = False
         self._peer_closed = False  # the client sent GOAWAY: nothing more is read
         self._header_block_since: float | None = None
+        self._new_exchange, self._serve = stream_serving(state)  # (measured with metrics)
 
     # -- lifetime (the ServedConnection interface) ------------------------------------------
     async def run(self) -> None:
@@ -139,7 +143,7 @@ class HTTP2Connection:
         ended; not once it is being closed."""
         if self.active or self.stop_reason is not None or self.peer_gone or self.adapter.backlog:
             return None
-        return Evictable(Rank.WAITING, self.idle_since)
+        return Evictable(Rank.WAITING, self.idle_since, "idle")
 
     def begin_shutdown(self) -> None:
         """Graceful shutdown: GOAWAY (the highest stream id) and a PING now; GOAWAY with
@@ -200,6 +204,7 @@ class HTTP2Connection:
                     events = adapter.receive() if adapter.backlog else []
                 except ConnectionFailed as exc:
                     log.debug("HTTP/2 connection from %s ends: %s", self._peer(), exc)
+                    error_goaway(self.state, exc.reason)
                     return
                 for event in events:
                     self._dispatch(event)
@@ -242,6 +247,8 @@ class HTTP2Connection:
             adapter.send_goaway(
                 adapter.last_stream_id, ErrorCodes.PROTOCOL_ERROR if slow else ErrorCodes.NO_ERROR
             )
+            if slow:
+                error_goaway(self.state, "slow_header_block")
 
     def _read_deadline(self, started: float, timeouts: Timeouts) -> float:
         """When the connection gives up waiting for the client: the preface and settings
@@ -300,7 +307,7 @@ class HTTP2Connection:
             return
         if refusal is not None:
             self.adapter.meter.charge()
-        exchange = HTTP2Exchange(self, stream_id, head, ended, refused=refusal is not None)
+        exchange = self._new_exchange(self, stream_id, head, ended, refused=refusal is not None)
         self.exchanges[stream_id] = exchange
         self.active += 1
         assert self._nursery is not None
@@ -312,7 +319,7 @@ class HTTP2Connection:
                 await exchange.send_error(*refusal)
                 return
             with exchange.scope:
-                await serve_exchange(exchange, self.state)
+                await self._serve(exchange, self.state)
             if exchange.scope.cancelled_caught:
                 await answer_cancelled(exchange)
         finally:
