@@ -9,7 +9,9 @@ was their only one). ``--keep-alive-timeout`` keeps idle connections open longer
 default 5 s (bench/instructions_streams.py leaves its connections idle between the warm-up and
 the count). Without options the server runs with the default configuration. With the
 environment variable ``BENCH_TELEMETRY=1`` the routes run under ``Telemetry()`` (no provider
-configured: what the middleware costs when nothing is exported).
+configured: what the middleware costs when nothing is exported). With ``BENCH_RATE_LIMIT=1``
+they run under ``RateLimitMiddleware`` with a limit never reached (its default in-memory
+store: what a check costs).
 """
 
 from __future__ import annotations
@@ -55,6 +57,11 @@ if os.environ.get("BENCH_TELEMETRY") == "1":
     from trioframe.middleware import Telemetry
 
     router.middleware(Telemetry())
+
+if os.environ.get("BENCH_RATE_LIMIT") == "1":
+    from trioframe.middleware import RateLimitMiddleware
+
+    router.middleware(RateLimitMiddleware(10**9, per_seconds=1))
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
