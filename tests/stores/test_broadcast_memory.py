@@ -192,3 +192,12 @@ def test_max_pending_must_be_a_positive_int(bad: object) -> None:
 def test_the_store_must_be_a_store() -> None:
     with pytest.raises(ConfigurationError, match="MemoryStore or a RedisStore"):
         Broadcast(store="redis://localhost")  # type: ignore[arg-type]
+
+
+async def test_a_reader_cancelled_while_waiting_can_read_again() -> None:
+    broadcast = Broadcast()
+    async with broadcast.subscribe("c") as messages:
+        with trio.move_on_after(0.01):
+            await messages.__anext__()
+        await broadcast.publish("c", "next")
+        assert await received(messages, 1) == ["next"]

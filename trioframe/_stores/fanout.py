@@ -105,8 +105,9 @@ class Subscription:
         while not self._pending:
             if self._closed:
                 raise StopAsyncIteration
-            wakeup = self._wakeup = self._wakeup or trio.Event()
-            await wakeup.wait()
+            if self._wakeup is None:
+                self._wakeup = trio.Event()
+            await self._wakeup.wait()
         return decode(self._pending.popleft())
 
 

@@ -36,6 +36,20 @@ MIN_BACKOFF = 0.05
 MAX_BACKOFF = 2.0
 
 
+async def _unless_cancelled(exc: BaseException) -> None:
+    """In an ``except BaseException`` clause of a task that retries: re-raise when the task
+    is being cancelled, or for ``KeyboardInterrupt`` and the like; return for a failure to
+    log and retry. (Cancelled, coredis's cleanup may fail too, on the connection it has
+    closed: a group of ``Cancelled`` and ``ClosedResourceError`` that is no failure.)"""
+    await trio.lowlevel.checkpoint_if_cancelled()
+    if not isinstance(exc, Exception | BaseExceptionGroup) or isinstance(exc, trio.Cancelled):
+        raise exc
+    if isinstance(exc, BaseExceptionGroup):
+        _, rest = exc.split(Exception)
+        if rest is not None:
+            raise exc
+
+
 class _Backoff:
     """Waits that double from ``MIN_BACKOFF`` up to ``MAX_BACKOFF``; ``reset`` after a success."""
 
@@ -121,7 +135,8 @@ class RedisPubSub:
                     if self._listening:
                         nursery.start_soon(self._listen_forever, client)
                     await trio.sleep_forever()
-            except Exception as exc:
+            except BaseException as exc:
+                await _unless_cancelled(exc)
                 log.warning("broadcast: the Redis client at %s failed: %r", self._url, exc)
             finally:
                 self._client = self._client_nursery = None
@@ -154,7 +169,8 @@ class RedisPubSub:
                         message = await pubsub.get_message()
                         if message is not None and message["type"] == "message":
                             self._deliver(message)
-            except Exception as exc:
+            except BaseException as exc:
+                await _unless_cancelled(exc)
                 log.warning(
                     "broadcast: the Redis subscriber connection to %s broke (%r); "
                     "reconnecting in %g s",
