@@ -67,8 +67,10 @@ from ._server.config import ServerConfig as ServerConfig
 from ._server.serve import Server as Server
 from ._sessions.session import Session as Session
 from ._shutdown import Shutdown as Shutdown
+from ._stores import Broadcast as Broadcast
 from ._stores import MemoryStore as MemoryStore
 from ._stores import RedisStore as RedisStore
+from ._stores import Subscription as Subscription
 from ._version import __version__ as __version__
 from ._websocket import Message as Message
 from ._websocket import WebSocketClosed as WebSocketClosed
@@ -93,6 +95,7 @@ __all__ = [
     "BearerToken",
     "Body",
     "Bounds",
+    "Broadcast",
     "CompressionMiddleware",
     "ConfigurationError",
     "Conflict",
@@ -149,6 +152,7 @@ __all__ = [
     "State",
     "StatusCode",
     "StoreUnavailable",
+    "Subscription",
     "TimeoutMiddleware",
     "TooManyRequests",
     "Unauthorized",
