@@ -179,6 +179,7 @@ RINGS: dict[str, frozenset[str]] = {
             "_extract",
             "_request",
             "_extensions",
+            "_stores",
             "_response",
             "_files",
             "_multipart",

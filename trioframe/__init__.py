@@ -23,6 +23,7 @@ from ._errors import InternalServerError as InternalServerError
 from ._errors import MethodNotAllowed as MethodNotAllowed
 from ._errors import NotFound as NotFound
 from ._errors import PayloadTooLarge as PayloadTooLarge
+from ._errors import StoreUnavailable as StoreUnavailable
 from ._errors import TooManyRequests as TooManyRequests
 from ._errors import Unauthorized as Unauthorized
 from ._errors import UnsupportedMediaType as UnsupportedMediaType
@@ -66,6 +67,10 @@ from ._server.config import ServerConfig as ServerConfig
 from ._server.serve import Server as Server
 from ._sessions.session import Session as Session
 from ._shutdown import Shutdown as Shutdown
+from ._stores import Broadcast as Broadcast
+from ._stores import MemoryStore as MemoryStore
+from ._stores import RedisStore as RedisStore
+from ._stores import Subscription as Subscription
 from ._version import __version__ as __version__
 from ._websocket import Message as Message
 from ._websocket import WebSocketClosed as WebSocketClosed
@@ -90,6 +95,7 @@ __all__ = [
     "BearerToken",
     "Body",
     "Bounds",
+    "Broadcast",
     "CompressionMiddleware",
     "ConfigurationError",
     "Conflict",
@@ -112,6 +118,7 @@ __all__ = [
     "InternalServerError",
     "Json",
     "LoggerMiddleware",
+    "MemoryStore",
     "Message",
     "Method",
     "MethodNotAllowed",
@@ -126,6 +133,7 @@ __all__ = [
     "Query",
     "RateLimitMiddleware",
     "Realm",
+    "RedisStore",
     "Request",
     "RequestId",
     "RequestIdMiddleware",
@@ -143,6 +151,8 @@ __all__ = [
     "Shutdown",
     "State",
     "StatusCode",
+    "StoreUnavailable",
+    "Subscription",
     "TimeoutMiddleware",
     "TooManyRequests",
     "Unauthorized",

@@ -290,6 +290,14 @@ class UnsupportedMediaType(_FixedStatusError):
     default_status = 415
 
 
+class StoreUnavailable(_FixedStatusError):
+    """503 Service Unavailable: a shared store (``RedisStore``) could not be reached in time
+    for this call. Raised into the handler for the failing call only; unhandled, it is a 503
+    with the standard error body."""
+
+    default_status = 503
+
+
 class ValidationError(_FixedStatusError):
     """422 Unprocessable Content; ``errors`` lists what failed."""
 

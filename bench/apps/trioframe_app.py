@@ -11,7 +11,8 @@ the count). Without options the server runs with the default configuration. With
 environment variable ``BENCH_TELEMETRY=1`` the routes run under ``Telemetry()`` (no provider
 configured: what the middleware costs when nothing is exported). With ``BENCH_METRICS=1``
 the app serves ``Router.metrics()`` (the prometheus extra): what recording every request's
-metrics costs.
+metrics costs. With ``BENCH_RATE_LIMIT=1`` the routes run under ``RateLimitMiddleware`` with
+a limit never reached (its default in-memory store: what a check costs).
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ if os.environ.get("BENCH_TELEMETRY") == "1":
 
 if os.environ.get("BENCH_METRICS") == "1":
     router.metrics()
+
+if os.environ.get("BENCH_RATE_LIMIT") == "1":
+    from trioframe.middleware import RateLimitMiddleware
+
+    router.middleware(RateLimitMiddleware(10**9, per_seconds=1))
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()

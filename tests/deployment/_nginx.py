@@ -31,6 +31,10 @@ http {{
     fastcgi_temp_path {prefix}/fastcgi;
     uwsgi_temp_path {prefix}/uwsgi;
     scgi_temp_path {prefix}/scgi;
+    map $http_upgrade $connection_upgrade {{
+        default upgrade;
+        '' '';
+    }}
     upstream fleet {{
         {servers}
         keepalive 16;
@@ -40,7 +44,8 @@ http {{
         location / {{
             proxy_pass http://fleet;
             proxy_http_version 1.1;
-            proxy_set_header Connection "";
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection $connection_upgrade;
             proxy_set_header Host $host;
             proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
             proxy_set_header X-Forwarded-Proto $scheme;

@@ -43,7 +43,9 @@ class Session(MutableMapping[str, Any], FromRequest):
         return session
 
     def regenerate(self) -> None:
-        """A new id and a new cookie for the same contents (``clear()`` first to drop them)."""
+        """A new id and a new cookie for the same contents (``clear()`` first to drop them).
+        With server-side sessions (``SessionMiddleware(store=...)``) the contents move to the
+        new id and the old id is deleted from the store."""
         self.id = new_session_id()
         self.modified = True
 

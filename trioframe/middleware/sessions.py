@@ -1,9 +1,11 @@
-"""``SessionMiddleware``: a ``Session`` per request, kept in an encrypted cookie (the
-``sessions`` extra: ``pip install 'trioframe[sessions]'``); see ``docs/sessions.md``."""
+"""``SessionMiddleware``: a ``Session`` per request, kept in an encrypted cookie, or in a
+store with only its sealed id in the cookie (the ``sessions`` extra: ``pip install
+'trioframe[sessions]'``); see ``docs/sessions.md``."""
 
 from __future__ import annotations
 
 import datetime
+import json
 import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -17,6 +19,7 @@ from .._sessions.session import Session
 if TYPE_CHECKING:
     from .._chain import Next
     from .._request import Request
+    from .._stores.base import Store
 
 __all__ = ["MAX_COOKIE_SIZE", "SessionMiddleware"]
 
@@ -36,7 +39,14 @@ class SessionMiddleware:
     and ``same_site``; ``Secure`` when ``secure`` is true, or with ``secure=None`` when the
     request came over https. A session that would make a cookie over 4096 bytes is a 500,
     logged: it is never dropped silently. Raises ``ConfigurationError`` for missing or short
-    keys, or without the ``cryptography`` package."""
+    keys, or without the ``cryptography`` package.
+
+    With ``store`` (a ``MemoryStore`` or ``RedisStore``) the sessions are server-side: the
+    cookie holds only the session's random id, sealed the same way, and the data lives in the
+    store under ``session:<id>`` for ``max_age`` seconds from its last change. ``clear()``
+    deletes it there, ``regenerate()`` moves it to a new id and deletes the old one: a copied
+    cookie stops working at once. A store that cannot answer makes the request a 503
+    (``StoreUnavailable``)."""
 
     def __init__(
         self,
@@ -47,8 +57,10 @@ class SessionMiddleware:
         same_site: SameSite = SameSite.LAX,
         path: str = "/",
         secure: bool | None = None,
+        store: Store | None = None,
     ) -> None:
         self._sealer = Sealer(secret_keys, cookie_name)
+        self.store = store
         self.cookie_name = cookie_name
         seconds = max_age.total_seconds() if isinstance(max_age, datetime.timedelta) else max_age
         self.max_age = int(seconds)
@@ -58,6 +70,8 @@ class SessionMiddleware:
         Cookie(cookie_name, "x").path(path).same_site(same_site)  # validates them now
 
     async def __call__(self, request: Request, next: Next) -> Response:
+        if self.store is not None:
+            return await self._server_side(request, next, self.store)
         sent = request.cookie(self.cookie_name)
         opened = self._sealer.open(sent)
         had_cookie = sent is not None
@@ -84,6 +98,37 @@ class SessionMiddleware:
                 MAX_COOKIE_SIZE,
             )
             return Response.from_error(InternalServerError("the session is too large"))
+        return self._set_cookie(request, response, value)
+
+    async def _server_side(self, request: Request, next: Next, store: Store) -> Response:
+        sent = request.cookie(self.cookie_name)
+        opened = self._sealer.open(sent)
+        loaded: str | None = None  # the id whose data the store had
+        session = Session()
+        if opened is not None:
+            stored = await store.get(_key(opened.session_id))
+            if stored is not None:
+                loaded = opened.session_id
+                session = Session(json.loads(stored), loaded)
+                session.modified = opened.old_key  # sealed with an older key: seal it again
+        request.extensions.insert(session)
+        response = await next(request)
+        if loaded is not None and (session.id != loaded or not session):
+            await store.delete(_key(loaded))  # regenerated or emptied: the old id is dead
+        if not session:  # emptied, or nothing in the store for this cookie: remove it
+            if sent is not None:
+                response.add_cookie(Cookie.removal(self.cookie_name, self.path))
+            return response
+        if not session.modified:
+            return response
+        data = json.dumps(
+            session.to_dict(), separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+        await store.set(_key(session.id), data.encode(), self.max_age)
+        value = self._sealer.seal(session.id, {}, self.max_age)
+        return self._set_cookie(request, response, value)
+
+    def _set_cookie(self, request: Request, response: Response, value: str) -> Response:
         cookie = Cookie(self.cookie_name, value).http_only().path(self.path)
         cookie.same_site(self.same_site).max_age(self.max_age)
         secure = request.scheme == "https" if self.secure is None else self.secure
@@ -91,3 +136,7 @@ class SessionMiddleware:
             cookie.secure()
         response.add_cookie(cookie)
         return response
+
+
+def _key(session_id: str) -> str:
+    return f"session:{session_id}"
