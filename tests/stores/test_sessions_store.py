@@ -148,3 +148,36 @@ async def test_an_unreachable_store_is_a_503(redis_server: RedisServer) -> None:
             redis_server.start()  # an empty server: the session is gone, nothing breaks
             await trio.sleep(1.1)
             assert (await client.get("/")).json()["data"] == {}
+
+
+@pytest.mark.parametrize(("extra", "status"), [(-1, 200), (0, 200), (1, 500)])
+async def test_session_data_is_bounded_by_max_size(
+    extra: int, status: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = MemoryStore()
+    limit = 1000
+    overhead = len(b'{"note":""}')
+    router = (
+        Router()
+        .get("/", whoami)
+        .post("/put", put)
+        .middleware(SessionMiddleware([KEY], store=store, max_size=limit))
+    )
+    async with TestClient(router) as client:
+        response = await client.post("/put", json={"note": "x" * (limit - overhead + extra)})
+        assert response.status_code == status
+        kept = (await client.get("/")).json()["data"]
+    if status == 500:
+        assert_error_body(response, 500)
+        assert kept == {}  # nothing was stored
+        assert "over max_size 1000" in caplog.text
+    else:
+        assert len(kept["note"]) == limit - overhead + extra
+
+
+@pytest.mark.parametrize("size", [0, -1, 1.5, True])
+def test_max_size_is_a_positive_integer(size: Any) -> None:
+    from trioframe import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="max_size must be a positive number"):
+        SessionMiddleware([KEY], store=MemoryStore(), max_size=size)

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .._errors import InternalServerError
+from .._errors import ConfigurationError, InternalServerError
 from .._http.cookies import Cookie, SameSite
 from .._response import Response
 from .._sessions.seal import Sealer
@@ -21,10 +21,12 @@ if TYPE_CHECKING:
     from .._request import Request
     from .._stores.base import Store
 
-__all__ = ["MAX_COOKIE_SIZE", "SessionMiddleware"]
+__all__ = ["MAX_COOKIE_SIZE", "MAX_STORED_SIZE", "SessionMiddleware"]
 
 #: The largest ``name=value`` a session cookie may be (browsers keep about 4096 bytes).
 MAX_COOKIE_SIZE = 4096
+#: The default ``max_size`` of a session kept in a store: its data as JSON, in bytes.
+MAX_STORED_SIZE = 64 * 1024
 _log = logging.getLogger("trioframe.sessions")
 
 
@@ -46,7 +48,9 @@ class SessionMiddleware:
     store under ``session:<id>`` for ``max_age`` seconds from its last change. ``clear()``
     deletes it there, ``regenerate()`` moves it to a new id and deletes the old one: a copied
     cookie stops working at once. A store that cannot answer makes the request a 503
-    (``StoreUnavailable``)."""
+    (``StoreUnavailable``). Data over ``max_size`` bytes of JSON (default 64 KiB) is a 500,
+    logged, as a cookie over its size is; the store never holds more than that per session.
+    ``ConfigurationError`` for a ``max_size`` that is not a positive integer."""
 
     def __init__(
         self,
@@ -58,9 +62,15 @@ class SessionMiddleware:
         path: str = "/",
         secure: bool | None = None,
         store: Store | None = None,
+        max_size: int = MAX_STORED_SIZE,
     ) -> None:
+        if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1:
+            raise ConfigurationError(
+                f"SessionMiddleware max_size must be a positive number of bytes, not {max_size!r}"
+            )
         self._sealer = Sealer(secret_keys, cookie_name)
         self.store = store
+        self.max_size = max_size
         self.cookie_name = cookie_name
         seconds = max_age.total_seconds() if isinstance(max_age, datetime.timedelta) else max_age
         self.max_age = int(seconds)
@@ -123,8 +133,15 @@ class SessionMiddleware:
             return response
         data = json.dumps(
             session.to_dict(), separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        )
-        await store.set(_key(session.id), data.encode(), self.max_age)
+        ).encode()
+        if len(data) > self.max_size:
+            _log.error(
+                "session data would be %d bytes, over max_size %d: the session holds too much",
+                len(data),
+                self.max_size,
+            )
+            return Response.from_error(InternalServerError("the session is too large"))
+        await store.set(_key(session.id), data, self.max_age)
         value = self._sealer.seal(session.id, {}, self.max_age)
         return self._set_cookie(request, response, value)
 
