@@ -66,6 +66,7 @@ from ._server.config import ServerConfig as ServerConfig
 from ._server.serve import Server as Server
 from ._sessions.session import Session as Session
 from ._shutdown import Shutdown as Shutdown
+from ._templates import Templates as Templates
 from ._version import __version__ as __version__
 from ._websocket import Message as Message
 from ._websocket import WebSocketClosed as WebSocketClosed
@@ -143,6 +144,7 @@ __all__ = [
     "Shutdown",
     "State",
     "StatusCode",
+    "Templates",
     "TimeoutMiddleware",
     "TooManyRequests",
     "Unauthorized",
