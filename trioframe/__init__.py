@@ -74,6 +74,7 @@ from ._websocket import WebSocketConnection as WebSocketConnection
 from .middleware import CompressionMiddleware as CompressionMiddleware
 from .middleware import Cors as Cors
 from .middleware import CorsMiddleware as CorsMiddleware
+from .middleware import CrossOriginProtection as CrossOriginProtection
 from .middleware import LoggerMiddleware as LoggerMiddleware
 from .middleware import RateLimitMiddleware as RateLimitMiddleware
 from .middleware import RequestId as RequestId
@@ -100,6 +101,7 @@ __all__ = [
     "Cookies",
     "Cors",
     "CorsMiddleware",
+    "CrossOriginProtection",
     "Error",
     "Extension",
     "Extensions",

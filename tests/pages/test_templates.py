@@ -150,7 +150,7 @@ async def test_templates_load_in_a_worker_thread_once(directory: pathlib.Path) -
         reads.append((name, threading.current_thread() is threading.main_thread()))
         return original(environment, name)
 
-    loader.get_source = get_source  # type: ignore[method-assign]
+    loader.get_source = get_source  # type: ignore[method-assign, assignment]
     await templates.render("hello.html", {"name": "a"})
     assert {name for name, _ in reads} == {"hello.html", "base.html"}  # the parent too
     assert not any(on_loop for _, on_loop in reads)
