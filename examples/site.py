@@ -1,8 +1,14 @@
-"""A small site: a static directory, a login form, a session, and a download only a logged-in
-user may fetch.
+"""A small site: a static directory, pages from templates, a login form protected against
+cross-site posts, a session, and a download only a logged-in user may fetch.
 
 What it shows:
 
+* ``Templates`` (the ``templates`` extra): the pages are Jinja2 templates in
+  ``examples/site/templates``, rendered asynchronously with autoescaping; they build their
+  links and form actions with ``path_for``.
+* ``CrossOriginProtection``: a form another site's page posts to ``/login`` or ``/logout``
+  gets a 403 (the browser says where the post came from in ``Sec-Fetch-Site`` and
+  ``Origin``); the site's own forms and non-browser clients such as curl pass.
 * ``Router.static("/static", ...)`` serving ``examples/site/static`` (a stylesheet, with a
   precompressed ``.gz`` sibling the server picks for clients that accept gzip).
 * ``POST /login``: the form read with ``Form[Credentials]``; on success the session gets a new
@@ -25,7 +31,6 @@ http://127.0.0.1:3000/ in a browser.
 from __future__ import annotations
 
 import hmac
-import html
 import logging
 import os
 import pathlib
@@ -33,27 +38,15 @@ import secrets
 
 import attrs
 
-from trioframe import Error, Form, Response, Router, Server, Session
-from trioframe.middleware import SessionMiddleware
+from trioframe import Error, Form, Request, Response, Router, Server, Session, Templates
+from trioframe.middleware import CrossOriginProtection, SessionMiddleware
 
 HERE = pathlib.Path(__file__).parent / "site"
 DEMO_USER = "ada"
 DEMO_PASSWORD = "lovelace"  # a real site keeps a salted hash, never the password
 SESSION_KEY = os.environ.get("SITE_SESSION_KEY") or secrets.token_urlsafe(48)
 
-PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>trioframe site</title>
-<link rel="stylesheet" href="/static/style.css"></head>
-<body><h1>trioframe site</h1>{content}</body></html>"""
-
-LOGIN_FORM = """<form method="post" action="/login">
-<label>User <input name="username" autocomplete="username"></label>
-<label>Password <input name="password" type="password" autocomplete="current-password"></label>
-<button>Log in</button></form>"""
-
-WELCOME = """<p id="welcome">Hello, {user}.</p>
-<p><a id="report" href="/report">Download the report</a></p>
-<form method="post" action="/logout"><button>Log out</button></form>"""
+TEMPLATES = Templates(HERE / "templates")
 
 
 @attrs.frozen
@@ -62,21 +55,20 @@ class Credentials:
     password: str
 
 
-async def home(session: Session) -> Response:
+async def home(request: Request, session: Session) -> Response:
     user = session.get("user")
     if user is not None:
-        return Response.html(PAGE.format(content=WELCOME.format(user=html.escape(user))))
-    return Response.html(PAGE.format(content=LOGIN_FORM))
+        return await TEMPLATES.response("welcome.html", {"user": user}, request=request)
+    return await TEMPLATES.response("login.html", {}, request=request)
 
 
-async def login(session: Session, form: Form[Credentials]) -> Response:
+async def login(request: Request, session: Session, form: Form[Credentials]) -> Response:
     known = hmac.compare_digest(form.username, DEMO_USER) and hmac.compare_digest(
         form.password, DEMO_PASSWORD
     )
     if not known:
-        return Response.html(
-            PAGE.format(content='<p class="error">Wrong user or password.</p>' + LOGIN_FORM), 401
-        )
+        context = {"error": "Wrong user or password.", "username": form.username}
+        return await TEMPLATES.response("login.html", context, status=401, request=request)
     session.regenerate()  # a new session id at login
     session["user"] = form.username
     return Response.redirect("/", 303)
@@ -100,6 +92,7 @@ router = (
     .post("/logout", logout)
     .get("/report", report)
     .static("/static", HERE / "static", cache_control="public, max-age=3600")
+    .middleware(CrossOriginProtection())  # outermost: a refused post never opens the session
     .middleware(SessionMiddleware([SESSION_KEY]))
 )
 

@@ -187,6 +187,7 @@ RINGS: dict[str, frozenset[str]] = {
             "_sessions",
             "_lifespan",
             "_shutdown",
+            "_templates",
             "middleware",
             "_markers",
             "_body",

@@ -71,6 +71,7 @@ from ._stores import Broadcast as Broadcast
 from ._stores import MemoryStore as MemoryStore
 from ._stores import RedisStore as RedisStore
 from ._stores import Subscription as Subscription
+from ._templates import Templates as Templates
 from ._version import __version__ as __version__
 from ._websocket import Message as Message
 from ._websocket import WebSocketClosed as WebSocketClosed
@@ -78,6 +79,7 @@ from ._websocket import WebSocketConnection as WebSocketConnection
 from .middleware import CompressionMiddleware as CompressionMiddleware
 from .middleware import Cors as Cors
 from .middleware import CorsMiddleware as CorsMiddleware
+from .middleware import CrossOriginProtection as CrossOriginProtection
 from .middleware import LoggerMiddleware as LoggerMiddleware
 from .middleware import RateLimitMiddleware as RateLimitMiddleware
 from .middleware import RequestId as RequestId
@@ -105,6 +107,7 @@ __all__ = [
     "Cookies",
     "Cors",
     "CorsMiddleware",
+    "CrossOriginProtection",
     "Error",
     "Extension",
     "Extensions",
@@ -153,6 +156,7 @@ __all__ = [
     "StatusCode",
     "StoreUnavailable",
     "Subscription",
+    "Templates",
     "TimeoutMiddleware",
     "TooManyRequests",
     "Unauthorized",

@@ -1,5 +1,6 @@
-"""``examples/site.py``: a static directory, a login form, a session and a protected
-download, in memory and as the script itself over a real socket (curl as the client)."""
+"""``examples/site.py``: a static directory, templated pages, a login form protected against
+cross-origin posts, a session and a protected download, in memory and as the script itself
+over a real socket (curl as the client)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,33 @@ async def test_login_session_download_and_logout() -> None:
         logged_out = await client.post("/logout")
         assert "Max-Age=0" in logged_out.headers["set-cookie"]
         assert (await client.get("/report")).status_code == 401
+
+
+async def test_the_pages_escape_what_the_user_typed() -> None:
+    async with TestClient(load()) as client:
+        wrong = await client.post("/login", data={"username": "<b>x</b>", "password": "nope"})
+    assert wrong.status_code == 401
+    assert wrong.headers["content-type"] == "text/html; charset=utf-8"
+    assert 'value="&lt;b&gt;x&lt;/b&gt;"' in wrong.text and "<b>x" not in wrong.text
+
+
+async def test_a_cross_origin_login_is_refused() -> None:
+    async with TestClient(load()) as client:
+        forged = await client.post(
+            "/login", data=CREDENTIALS, headers={"sec-fetch-site": "cross-site"}
+        )
+        assert forged.status_code == 403 and forged.json()["error"] == "Forbidden"
+        assert "session" not in client.cookies
+        old_browser = await client.post(
+            "/login", data=CREDENTIALS, headers={"origin": "http://elsewhere.example"}
+        )
+        assert old_browser.status_code == 403
+        own_page = await client.post(
+            "/login",
+            data=CREDENTIALS,
+            headers={"sec-fetch-site": "same-origin", "origin": "http://testserver"},
+        )
+        assert own_page.status_code == 303
 
 
 async def test_the_static_directory() -> None:

@@ -4,6 +4,7 @@
 from .compression import CompressionMiddleware as CompressionMiddleware
 from .cors import Cors as Cors
 from .cors import CorsMiddleware as CorsMiddleware
+from .cross_origin import CrossOriginProtection as CrossOriginProtection
 from .logger import LoggerMiddleware as LoggerMiddleware
 from .rate_limit import RateLimitMiddleware as RateLimitMiddleware
 from .request_id import RequestId as RequestId
@@ -18,6 +19,7 @@ __all__ = [
     "CompressionMiddleware",
     "Cors",
     "CorsMiddleware",
+    "CrossOriginProtection",
     "LoggerMiddleware",
     "RateLimitMiddleware",
     "RequestId",
