@@ -21,6 +21,7 @@ from ._errors import Error as Error
 from ._errors import Forbidden as Forbidden
 from ._errors import InternalServerError as InternalServerError
 from ._errors import MethodNotAllowed as MethodNotAllowed
+from ._errors import NotAcceptable as NotAcceptable
 from ._errors import NotFound as NotFound
 from ._errors import PayloadTooLarge as PayloadTooLarge
 from ._errors import TooManyRequests as TooManyRequests
@@ -119,6 +120,7 @@ __all__ = [
     "Multipart",
     "MultipartConfig",
     "Next",
+    "NotAcceptable",
     "NotFound",
     "ParamInfo",
     "Path",
