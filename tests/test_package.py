@@ -186,6 +186,7 @@ RINGS: dict[str, frozenset[str]] = {
             "_sessions",
             "_lifespan",
             "_shutdown",
+            "_background",
             "middleware",
             "_markers",
             "_body",
