@@ -188,6 +188,7 @@ RINGS: dict[str, frozenset[str]] = {
             "_lifespan",
             "_shutdown",
             "_templates",
+            "_background",
             "middleware",
             "_markers",
             "_body",

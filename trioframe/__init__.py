@@ -10,6 +10,7 @@ from . import _process as _process  # Server.run()'s process entry registers its
 from ._app import App as App
 from ._app import freeze as freeze
 from ._app import openapi_document as openapi_document
+from ._background import BackgroundTasks as BackgroundTasks
 from ._chain import Middleware as Middleware
 from ._chain import Next as Next
 from ._codec.constraints import Bounds as Bounds
@@ -21,6 +22,7 @@ from ._errors import Error as Error
 from ._errors import Forbidden as Forbidden
 from ._errors import InternalServerError as InternalServerError
 from ._errors import MethodNotAllowed as MethodNotAllowed
+from ._errors import NotAcceptable as NotAcceptable
 from ._errors import NotFound as NotFound
 from ._errors import PayloadTooLarge as PayloadTooLarge
 from ._errors import StoreUnavailable as StoreUnavailable
@@ -46,6 +48,7 @@ from ._extract import Realm as Realm
 from ._extract import SecurityScheme as SecurityScheme
 from ._extract import State as State
 from ._extract.params import ParamInfo as ParamInfo
+from ._http.accept import Accept as Accept
 from ._http.cookies import Cookie as Cookie
 from ._http.cookies import CookieJar as CookieJar
 from ._http.cookies import CookieJar as Cookies
@@ -90,8 +93,10 @@ from .middleware import TimeoutMiddleware as TimeoutMiddleware
 
 __all__ = [
     "APIKey",
+    "Accept",
     "Alias",
     "App",
+    "BackgroundTasks",
     "BadRequest",
     "BasicCredentials",
     "BearerToken",
@@ -129,6 +134,7 @@ __all__ = [
     "Multipart",
     "MultipartConfig",
     "Next",
+    "NotAcceptable",
     "NotFound",
     "ParamInfo",
     "Path",

@@ -39,14 +39,17 @@ def _error_response(error: Exception, request: Request) -> Response:
 
 def _endpoint_layer(terminal: Next) -> Next:
     """The innermost layer: the handler's outcome as a response (a ``JSONDecodeError`` from
-    the handler, say from ``json.loads``, is the client's malformed JSON: 400)."""
+    the handler, say from ``json.loads``, is the client's malformed JSON: 400). A handler
+    that raised drops the ``BackgroundTasks`` it added; a cancelled one does not."""
 
     async def endpoint(request: Request) -> Response:
         try:
             return await terminal(request)
-        except json.JSONDecodeError:
-            return Response.error(400, "malformed JSON")
         except Exception as error:
+            if request.background_tasks is not None:  # the handler's work is not done
+                request.background_tasks.drop()
+            if isinstance(error, json.JSONDecodeError):
+                return Response.error(400, "malformed JSON")
             return _error_response(error, request)
 
     return endpoint

@@ -7,7 +7,7 @@ What each exception means to a user, and where it lives when not here::
     |                             middleware; it becomes a 4xx/5xx response with the
     |                             standard JSON body and its ``headers``
     +-- BadRequest 400, Unauthorized 401, Forbidden 403, NotFound 404, MethodNotAllowed 405,
-    |   Conflict 409, PayloadTooLarge 413, UnsupportedMediaType 415, ValidationError 422
+    |   NotAcceptable 406, Conflict 409, PayloadTooLarge 413, UnsupportedMediaType 415, ValidationError 422
     |   (``errors`` lists what failed), TooManyRequests 429 (``Retry-After``)
     +-- InternalServerError 500   the message goes to the log, the client sees the reason
 
@@ -67,6 +67,7 @@ __all__ = [
     "Forbidden",
     "InternalServerError",
     "MethodNotAllowed",
+    "NotAcceptable",
     "NotFound",
     "PayloadTooLarge",
     "TooManyRequests",
@@ -188,6 +189,14 @@ class Error(Exception):
         return MethodNotAllowed(message=message or None, headers=headers)
 
     @staticmethod
+    def not_acceptable(
+        message: str = "", *, headers: Mapping[str, str] | None = None
+    ) -> NotAcceptable:
+        """406 Not Acceptable: none of the media types the handler can write is acceptable to
+        the client (``Accept.best`` returned ``None``)."""
+        return NotAcceptable(message=message or None, headers=headers)
+
+    @staticmethod
     def conflict(message: str = "", *, headers: Mapping[str, str] | None = None) -> Conflict:
         """409 Conflict."""
         return Conflict(message=message or None, headers=headers)
@@ -270,6 +279,12 @@ class MethodNotAllowed(_FixedStatusError):
     """405 Method Not Allowed."""
 
     default_status = 405
+
+
+class NotAcceptable(_FixedStatusError):
+    """406 Not Acceptable."""
+
+    default_status = 406
 
 
 class Conflict(_FixedStatusError):

@@ -13,6 +13,7 @@ from typing import Any, Protocol, TypeVar
 
 import attrs
 
+from ._background import BackgroundTasks
 from ._errors import BadRequest, PayloadTooLarge
 from ._extensions import Extensions
 from ._http.cookies import CookieJar, header_text
@@ -155,6 +156,7 @@ _SAME_AS_CLIENT: tuple[str, int] | None = None
 _NO_PATHS: PathWriter | None = None
 _NO_NAME: str | None = None
 _NO_CANCEL_SOURCE: CancelSource | None = None
+_NO_BACKGROUND: BackgroundTasks | None = None
 
 
 @attrs.define(eq=False, slots=False)
@@ -200,6 +202,9 @@ class Request:
     _route = _NO_NAME
     _cancel_source = _NO_CANCEL_SOURCE
     _cancelled_by = _NO_NAME
+    #: The request's ``BackgroundTasks``, once a handler or dependency has asked for them
+    #: (the server starts them after the response; ``None``: nothing to run).
+    background_tasks = _NO_BACKGROUND
 
     @classmethod
     def served(

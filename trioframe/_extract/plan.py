@@ -18,30 +18,26 @@ from typing import Annotated, Any
 
 import attrs
 
+from .._background import BackgroundTasks
 from .._codec.check import UnsupportedType, check_fields, check_json, check_path, type_name
 from .._codec.constraints import constrained
-from .._errors import ConfigurationError, Error
-from .._http.cookies import CookieJar
-from .._http.headers import Headers
-from .._http.method import Method
-from .._http.url import Uri
+from .._errors import ConfigurationError
 from .._markers import Body, FromRequest, Marker, StreamedBody
 from .._multipart.decoder import MultipartConfig
 from .._multipart.fields import FormReading
 from .._request import Request
-from .._shutdown import Shutdown
 from .._websocket.connection import WebSocketConnection
 from .context import Deferred
 from .credential_steps import credential_info, credential_step, is_credential
 from .dependencies import dependency_name, dependency_signature, dependency_step
 from .hints import suggestion
 from .params import MISSING, ParamInfo, describe
+from .request_steps import BY_CLASS, whole_request
 from .returns import check_return
 from .single import is_single, refuse_alias, single_info, single_step
 from .sources import (
     Step,
     StepContext,
-    body_step,
     extension_step,
     form_step,
     json_step,
@@ -55,44 +51,7 @@ from .state import state_step
 __all__ = ["HandlerPlan", "build_plan"]
 
 
-async def _whole_request(request: Request) -> Request:
-    if not request.body_consumed:  # (a body-less request starts consumed: no call then)
-        await request.read_body()
-    return request
-
-
-async def _headers(request: Request) -> Headers:
-    return request.headers
-
-
-async def _method(request: Request) -> Method:
-    return request.method
-
-
-async def _uri(request: Request) -> Uri:
-    return request.uri
-
-
-async def _cookies(request: Request) -> CookieJar:
-    return request.cookies()
-
-
-async def _shutdown(request: Request) -> Shutdown:
-    shutdown = request.shutdown_signal
-    if shutdown is None:
-        raise Error.internal("Shutdown is only available while a server serves the request")
-    return shutdown
-
-
-_BY_CLASS: dict[type, Step] = {
-    Request: _whole_request,
-    Headers: _headers,
-    Method: _method,
-    Uri: _uri,
-    Body: body_step,
-    CookieJar: _cookies,
-    Shutdown: _shutdown,
-}
+_BY_CLASS = BY_CLASS
 
 _BY_MARKER: dict[str, Callable[[StepContext, Any], Step]] = {
     "path": path_step,
@@ -190,7 +149,7 @@ class HandlerPlan:
             return await self.handler()
         values = []  # a loop: an async comprehension is a function object and frame more
         for _, step in self.steps:
-            if step is _whole_request and request.take_arrived_body():
+            if step is whole_request and request.take_arrived_body():
                 values.append(request)  # its body is all there: no coroutine to run
             else:
                 values.append(await step(request))
@@ -312,6 +271,11 @@ class _Planner:
                 return or_error(self.step_for(ctx, inner))
         if _is_websocket(annotation):
             raise ctx.fail("WebSocketConnection is only available to a WebSocket handler itself")
+        if self.websocket and annotation is BackgroundTasks:
+            raise ctx.fail(
+                "BackgroundTasks run after a response, which a WebSocket session does not "
+                "have: start the work from the handler (it runs as long as the session)"
+            )
         reader = _body_reader(annotation)
         if reader is not None:
             if self.websocket and reader != "Request":  # a Request's body is b"" there

@@ -2,7 +2,9 @@
 
 With ``workers`` at 1 the server is served in a new trio run until SIGINT or SIGTERM
 (``signals.py``); above 1 this process becomes the supervisor of that many worker processes
-(``workers/``). A lifespan that fails to enter is one log line and exit status 3.
+(``workers/``). A lifespan that fails to enter is one log line and exit status 3; a task
+of the app nursery that raises (its traceback logged when it did) stops the server gracefully
+and exits with status 1.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ def run_server(server: Server) -> None:
         trio.run(_run_until_signal, server)
     except Exception as error:
         lifecycle = server._lifecycle
+        if lifecycle is not None and lifecycle.task_failures:  # its traceback is logged
+            log.error("stopped after a graceful shutdown: a task of the app nursery failed")
+            raise SystemExit(1) from None
         if lifecycle is None or lifecycle.failed is None:
             raise
         log.error("startup failed: %s", lifespan_failure(lifecycle.failed.name, error))

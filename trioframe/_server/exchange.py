@@ -211,7 +211,8 @@ class Exchange(abc.ABC):
 async def serve_exchange(exchange: Exchange, state: ServingState) -> Outcome:
     """Serve ``exchange`` through the app, inside ``exchange.scope``; how it ended. Raises
     nothing but the cancellation of that scope (then call ``answer_cancelled``): whatever
-    else goes wrong is answered (500) or ends the exchange, logged when it is a bug."""
+    else goes wrong is answered (500) or ends the exchange, logged when it is a bug. Once it
+    is over, however it ended, the request's ``BackgroundTasks`` (if any) start."""
     head = exchange.head
     app = state.app
     try:
@@ -257,36 +258,40 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> Outcome:
     if app.observer is not None:  # the app's metrics want the route (see measure.py)
         exchange.routed(request)
     try:
-        response = await target.run(request)
-    except Exception:  # the chain answers every failure: this is a bug, not the client's
-        state.log.exception("the app failed to answer %s %s", request.method, request.uri)
-        return await exchange.send_error(*_INTERNAL_ERROR)
-    if request.body_reader.exceeded:
-        exchange.refuse_body()
-    try:
-        upgrade = type(response.body_stream) is Upgrade and response.status == 101
-        if response.body_stream is None and not upgrade:
-            # The common case, inline (``_send_whole``: one coroutine frame less on every
-            # request's writes).
-            status = response.status
-            headers = final_headers(response.headers, status, len(response.body), http_date())
-            body = response.body if body_allowed(exchange.head.method, status) else b""
-            return await exchange.send_response(status, headers, body)
-        return await _respond(exchange, response, request, state)
-    except ExchangeGone:
-        return PEER_GONE
-    except Exception:  # the protocol layer refused the response (or a bug writing it)
-        started = exchange.response_started
-        state.log.exception(
-            "cannot send %r to %s %s; %s",
-            response,
-            request.method,
-            request.uri,
-            "ending the exchange" if started else "answering 500 instead",
-        )
-        if started:
-            return exchange.abort()
-        return await exchange.send_error(*_INTERNAL_ERROR)
+        try:
+            response = await target.run(request)
+        except Exception:  # the chain answers every failure: this is a bug, not the client's
+            state.log.exception("the app failed to answer %s %s", request.method, request.uri)
+            return await exchange.send_error(*_INTERNAL_ERROR)
+        if request.body_reader.exceeded:
+            exchange.refuse_body()
+        try:
+            upgrade = type(response.body_stream) is Upgrade and response.status == 101
+            if response.body_stream is None and not upgrade:
+                # The common case, inline (``_send_whole``: one coroutine frame less on every
+                # request's writes).
+                status = response.status
+                headers = final_headers(response.headers, status, len(response.body), http_date())
+                body = response.body if body_allowed(exchange.head.method, status) else b""
+                return await exchange.send_response(status, headers, body)
+            return await _respond(exchange, response, request, state)
+        except ExchangeGone:
+            return PEER_GONE
+        except Exception:  # the protocol layer refused the response (or a bug writing it)
+            started = exchange.response_started
+            state.log.exception(
+                "cannot send %r to %s %s; %s",
+                response,
+                request.method,
+                request.uri,
+                "ending the exchange" if started else "answering 500 instead",
+            )
+            if started:
+                return exchange.abort()
+            return await exchange.send_error(*_INTERNAL_ERROR)
+    finally:  # the exchange is over: start what the handler left for after it
+        if request.background_tasks is not None:
+            state.background.start(request.background_tasks)
 
 
 def _asks_for_websocket(head: RequestHead) -> bool:

@@ -122,7 +122,9 @@ class Server:
         Raises ``OSError`` when the address cannot be bound, ``ConfigurationError`` for a
         broken router (a ``State[T]`` that only lifespans without a return annotation could
         provide is checked once they have entered: then they exit first), and what a lifespan
-        raised while entering, as it is. Returns ``None``
+        raised while entering, as it is. A task of the app nursery that raises is logged at
+        once with its traceback and begins a graceful shutdown, after which ``serve()``
+        raises that exception as it is (not in a group). Returns ``None``
         after a graceful shutdown. Installs no signal handlers. Cancelling it closes every
         connection at once (no grace period); the lifespans then exit under that
         cancellation."""
@@ -140,7 +142,9 @@ class Server:
             listeners = await trio.open_tcp_listeners(self.port, host=self.host)
         else:
             listeners = [trio.SocketListener(trio.socket.from_stdlib_socket(s)) for s in sockets]
-        lifecycle = self._lifecycle = Lifecycle(state.app.lifespans, state.app.check_late_state)
+        lifecycle = self._lifecycle = Lifecycle(
+            state.app.lifespans, state.app.check_late_state, state.background, self.shutdown
+        )
         try:
             addresses = [_sockname(listener) for listener in listeners]
             scheme = "http" if self.config.protocols.tls is None else "https"
@@ -211,16 +215,20 @@ class Server:
     async def _drain(self, state: ServingState, connections: trio.Nursery) -> None:
         """Graceful part of shutdown: the ``Shutdown`` signal is set and event streams end,
         idle connections close now, busy ones get until ``shutdown_timeout``; then late
-        requests are cancelled (503 where possible)."""
+        requests are cancelled (503 where possible). The requests' background tasks get
+        until the same deadline (the lifecycle cancels those still running after it)."""
         state.begin_shutdown()
         for connection in list(state.connections):
             connection.begin_shutdown()
-        with trio.move_on_after(self.config.timeouts.shutdown_timeout):
+        deadline = trio.current_time() + self.config.timeouts.shutdown_timeout
+        with trio.move_on_at(deadline):
             await state.wait_all_closed()
         for connection in list(state.connections):
             connection.cancel_for_shutdown()
         with trio.move_on_after(FINAL_GRACE):
             await state.wait_all_closed()
+        with trio.move_on_at(deadline):  # then the lifecycle cancels what still runs
+            await state.background.wait_idle()
         connections.cancel_scope.cancel()
 
     def shutdown(self) -> None:
@@ -239,7 +247,8 @@ class Server:
         startup (``OSError`` for an address in use, ``ConfigurationError``) is raised as it
         is, not wrapped in an exception group, except that a lifespan failing while entering
         is logged in one line (its traceback at DEBUG level) and exits with status 3
-        (``SystemExit(3)``). When the program has configured no logging, trioframe's own
+        (``SystemExit(3)``), and a task of the app nursery that raised (its traceback
+        logged, the server shut down gracefully) exits with status 1 (``SystemExit(1)``). When the program has configured no logging, trioframe's own
         lines (``trioframe serving on http://...``, shutdown) go to stderr.
 
         With ``config.workers`` above 1 this process becomes the supervisor of that many

@@ -14,6 +14,7 @@ import trio
 from .._protocol.head import HeadLimits
 from .._protocol.http1_parsers import adapter_class
 from .._shutdown import Shutdown
+from .background import BackgroundWork
 from .slots import Eviction, SlotHolder, evict_one
 
 if TYPE_CHECKING:
@@ -42,6 +43,10 @@ class ServingState:
     #: the trusted proxies (``None``: none, the forwarding headers are not looked at)
     proxies: ProxyPolicy | None = None
     log: logging.Logger = attrs.field(factory=lambda: logging.getLogger("trioframe"))
+    #: where the requests' ``BackgroundTasks`` run (the lifecycle gives it its nursery)
+    background: BackgroundWork = attrs.field(
+        default=attrs.Factory(lambda self: BackgroundWork(self.log), takes_self=True)
+    )
     shutting_down: bool = False
     #: set when graceful shutdown begins; ``shutdown`` is how handlers see it
     shutdown_event: trio.Event = attrs.field(factory=trio.Event)

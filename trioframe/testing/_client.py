@@ -80,7 +80,10 @@ class TestClient:
     ``TestHttpClient``). Leaving sets the ``Shutdown`` signal and cancels any connection
     still open. The router's lifespans are entered before the client is returned (what one
     raises while entering is raised here, as is the ``ConfigurationError`` of a ``State[T]``
-    that no lifespan yielded) and exited on leaving, after the connections.
+    that no lifespan yielded) and exited on leaving, after the connections and after the
+    requests' ``BackgroundTasks`` have finished (those still running at the config's
+    ``shutdown_timeout`` are cancelled). A task of the app nursery that raised is logged
+    when it happens and raised on leaving.
 
     ``tls=True`` runs every connection over TLS, still in memory: the server gets a
     certificate for the base URL's host from a throwaway CA the client trusts (the
@@ -128,7 +131,9 @@ class TestClient:
     async def __aenter__(self) -> TestHttpClient:
         state = self.server._prepare()
         state.renew_shutdown()
-        self._lifespans = Lifecycle(state.app.lifespans, state.app.check_late_state).running()
+        self._lifespans = Lifecycle(
+            state.app.lifespans, state.app.check_late_state, state.background
+        ).running()
         await self._lifespans.__aenter__()
         try:
             self._nursery_manager = trio.open_nursery()
@@ -161,6 +166,9 @@ class TestClient:
             finally:
                 self._nursery.cancel_scope.cancel()
                 result: bool | None = await self._nursery_manager.__aexit__(exc_type, exc, tb)
+            state = self.server._prepare()
+            with trio.move_on_after(self.server.config.timeouts.shutdown_timeout):
+                await state.background.wait_idle()  # then cancelled with the lifespans' tasks
         finally:
             await self._lifespans.__aexit__(None, None, None)
         return result
