@@ -11,19 +11,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .._http.method import KNOWN_METHODS
+from .._http.semconv import OTHER_METHOD, method_label
 
 __all__ = ["OTHER_METHOD", "Observer", "method_label"]
-
-#: The label of a method the HTTP semantic conventions do not list.
-OTHER_METHOD = "_OTHER"
-_LABELS = {name: str(method) for name, method in KNOWN_METHODS.items()}
-
-
-def method_label(method: bytes | str) -> str:
-    """The method as a label: one of the nine standard methods (``GET`` ... ``TRACE``), else
-    ``_OTHER``: a client may send any token as a method, and each would be a new series."""
-    return _LABELS.get(method, OTHER_METHOD)
 
 
 class Observer(Protocol):

@@ -25,8 +25,8 @@ import trio
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from .._errors import ConfigurationError
+from .._http.semconv import DURATION_BUCKETS
 from .._response import Response
-from ..middleware.telemetry import DURATION_BUCKETS
 from .observer import OTHER_METHOD, method_label
 
 __all__ = ["BODY_SIZE_BUCKETS", "CONTENT_TYPE", "PrometheusObserver", "multiprocess_directory"]

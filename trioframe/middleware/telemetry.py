@@ -26,6 +26,7 @@ import trio
 
 from .._body import Upgrade
 from .._errors import ConfigurationError
+from .._http.semconv import DURATION_BUCKETS, method_label
 from .._version import __version__
 
 if TYPE_CHECKING:
@@ -36,18 +37,12 @@ if TYPE_CHECKING:
 
 __all__ = ["DURATION_BUCKETS", "Telemetry", "linked_task"]
 
-#: The bucket boundaries the semantic conventions advise for ``http.server.request.duration``.
-DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10)
 #: OpenTelemetry's providers before one is set (a proxy) or when none is to be (no-op).
 _UNSET = frozenset(
     {"ProxyTracerProvider", "NoOpTracerProvider", "_ProxyMeterProvider", "NoOpMeterProvider"}
 )
 #: The causes of a cancellation after which the server still answers, with what.
 _SERVER_ANSWERS = {"shutdown": 503, "body_timeout": 408}
-#: Methods the conventions know; any other is recorded as ``_OTHER``.
-_KNOWN_METHODS = frozenset(
-    {"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"}
-)
 
 
 class _HeaderGetter:
@@ -138,9 +133,7 @@ class Telemetry:
             configured = self._configured = self._found_configured()
         if not configured:
             return await next(request)
-        method = str(request.method)
-        if method not in _KNOWN_METHODS:
-            method = "_OTHER"
+        method = method_label(str(request.method))
         route = request.route
         active = {"http.request.method": method, "url.scheme": request.scheme}
         attributes = _request_attributes(request, method, route)
