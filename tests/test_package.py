@@ -189,6 +189,7 @@ RINGS: dict[str, frozenset[str]] = {
             "_shutdown",
             "_templates",
             "_background",
+            "_tracing",
             "middleware",
             "_markers",
             "_body",

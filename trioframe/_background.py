@@ -12,12 +12,15 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVarTuple
 
+from ._tracing import Link, link_here
+
 __all__ = ["BackgroundTasks"]
 
 Ts = TypeVarTuple("Ts")
 
-#: One call to make: the function and its positional arguments.
-Call = tuple[Callable[..., Awaitable[Any]], tuple[Any, ...]]
+#: One call to make: the function, its positional arguments, and what its span links to
+#: (``None`` unless ``Telemetry`` traced the request that added it).
+Call = tuple[Callable[..., Awaitable[Any]], tuple[Any, ...], Link | None]
 
 
 class BackgroundTasks:
@@ -36,7 +39,8 @@ class BackgroundTasks:
       background nursery: never in the connection's task, so a keep-alive connection
       serves its next request at once;
     - each runs in a fresh copy of the context (``contextvars``), outside the request's
-      telemetry span;
+      telemetry span: under ``Telemetry``, in a span of its own (named after the function)
+      that links to the request's span instead of being its child;
     - a function that raises is logged (logger ``trioframe``, with its traceback) and the
       next one still runs; nothing else stops;
     - a client that goes away cancels neither the functions added so far nor those
@@ -72,7 +76,7 @@ class BackgroundTasks:
                 f"BackgroundTasks.add needs an async function, not {fn!r} (wrap blocking "
                 "work: async def job(): await trio.to_thread.run_sync(blocking))"
             )
-        self._calls.append((fn, args))
+        self._calls.append((fn, args, link_here()))
 
     def drop(self) -> None:
         """Forget the functions added so far and refuse to run any more: the handler raised

@@ -18,7 +18,15 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from tests.http2.support import CANCEL, connect, h2_config, h2_server, rst_stream
 from tests.middleware.test_telemetry import PARENT, TRACE_ID, Recorded
-from trioframe import Next, Request, Response, Router, State, WebSocketConnection
+from trioframe import (
+    BackgroundTasks,
+    Next,
+    Request,
+    Response,
+    Router,
+    State,
+    WebSocketConnection,
+)
 from trioframe.middleware import TimeoutMiddleware, linked_task
 from trioframe.testing import TestClient
 
@@ -234,3 +242,51 @@ def test_linked_task_without_the_api_says_what_to_install(
     monkeypatch.setitem(sys.modules, "opentelemetry", None)
     with pytest.raises(ConfigurationError, match=r"pip install 'trioframe\[otel\]'"):
         linked_task(wait)
+
+
+async def test_background_tasks_get_spans_linked_to_their_request() -> None:
+    recorded = Recorded()
+    tracer = recorded.tracer_provider.get_tracer("tests")
+    done = trio.Event()
+
+    async def audit(user: str) -> None:
+        with tracer.start_as_current_span(f"write {user}"):
+            await trio.lowlevel.checkpoint()
+        done.set()
+
+    async def sign_up(tasks: BackgroundTasks) -> str:
+        tasks.add(audit, "ada")
+        return "welcome"
+
+    router = Router().middleware(recorded.telemetry).post("/sign-up", sign_up)
+    async with TestClient(router) as client:
+        assert (await client.post("/sign-up")).text == "welcome"
+        with trio.fail_after(5):
+            await done.wait()
+    spans = {span.name: span for span in await finished(recorded, 3)}
+    request, task, write = spans["POST /sign-up"], spans[audit.__qualname__], spans["write ada"]
+    assert task.kind is SpanKind.INTERNAL  # from the Telemetry's own provider, not a global one
+    assert task.parent is None and task.context.trace_id != request.context.trace_id
+    assert [link.context.span_id for link in task.links] == [request.context.span_id]
+    assert write.parent is not None and write.parent.span_id == task.context.span_id
+
+
+async def test_linked_task_takes_the_provider_of_the_telemetry_of_its_request() -> None:
+    recorded = Recorded()
+    done = trio.Event()
+
+    async def refresh() -> None:
+        done.set()
+
+    async def start(tasks: State[Background]) -> str:
+        tasks.nursery.start_soon(linked_task(refresh))  # no provider given, none global
+        return "started"
+
+    router = Router().lifespan(background).middleware(recorded.telemetry).post("/refresh", start)
+    async with TestClient(router) as client:
+        await client.post("/refresh")
+        with trio.fail_after(5):
+            await done.wait()
+    spans = {span.name: span for span in await finished(recorded, 2)}
+    request, task = spans["POST /refresh"], spans[refresh.__qualname__]
+    assert [link.context.span_id for link in task.links] == [request.context.span_id]

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from .._tracing import run_linked
+
 if TYPE_CHECKING:
     from .._background import BackgroundTasks, Call
 
@@ -52,10 +54,14 @@ class BackgroundWork:
 
     async def _run(self, calls: list[Call]) -> None:
         try:
-            for fn, args in calls:
+            for fn, args, link in calls:
                 try:
                     async with trio.open_nursery() as fresh:  # a fresh copy of the context
-                        fresh.start_soon(fn, *args, name=_name(fn))
+                        if link is None:
+                            fresh.start_soon(fn, *args, name=_name(fn))
+                        else:
+                            name = getattr(fn, "__qualname__", None) or repr(fn)
+                            fresh.start_soon(run_linked, *link, name, fn, *args, name=_name(fn))
                 except* Exception as group:
                     for exc in leaves(group):
                         self.log.error("background task %s failed", _name(fn), exc_info=exc)

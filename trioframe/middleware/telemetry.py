@@ -27,6 +27,7 @@ import trio
 from .._body import Upgrade
 from .._errors import ConfigurationError
 from .._http.semconv import DURATION_BUCKETS, method_label
+from .._tracing import REQUEST_TRACER, run_linked
 from .._version import __version__
 
 if TYPE_CHECKING:
@@ -149,6 +150,7 @@ class Telemetry:
             record_exception=False,
             set_status_on_exception=False,
         ) as span:
+            traced = REQUEST_TRACER.set(self._tracer)  # (work the request starts links to it)
             try:
                 response = await next(request)
             except BaseException as exc:  # Cancelled (the chain answers every Exception)
@@ -163,6 +165,7 @@ class Telemetry:
                 self._record(request, start, _measured(active, route, answer, error), None)
                 raise
             finally:
+                REQUEST_TRACER.reset(traced)
                 self._active.add(-1, active)
             status = response.status
             span.set_attribute("http.response.status_code", status)
@@ -243,28 +246,34 @@ def linked_task(
     its task runs inside a span of its own (``INTERNAL``, named after ``fn``) that starts a
     new trace and links to the span current where the task was started (the request's),
     instead of being that span's child: a task started in the app nursery outlives the
-    request. Its own spans are children of that span. An exception is recorded on the span
-    and propagates; so does a cancellation. ``ConfigurationError`` without
-    ``opentelemetry-api``."""
+    request. Its own spans are children of that span. The span is started with
+    ``tracer_provider`` when given, else with the provider of the ``Telemetry`` that traced
+    the request the task was started from, else with the global one. An exception is
+    recorded on the span and propagates; so does a cancellation. ``ConfigurationError``
+    without ``opentelemetry-api``. (``BackgroundTasks`` links its functions this way by
+    itself.)"""
     try:
-        from opentelemetry import context, trace
+        from opentelemetry import trace
     except ImportError:
         raise ConfigurationError(
             "linked_task needs opentelemetry-api: pip install 'trioframe[otel]'"
         ) from None
-    tracer = trace.get_tracer("trioframe", __version__, tracer_provider)
+    given = None if tracer_provider is None else _tracer(tracer_provider)
     name = getattr(fn, "__qualname__", None) or repr(fn)
 
     @functools.wraps(fn)
     async def run(*args: Any) -> Any:
+        tracer = given or REQUEST_TRACER.get() or _tracer(None)
         started_from = trace.get_current_span().get_span_context()
-        links = [trace.Link(started_from)] if started_from.is_valid else []
-        with tracer.start_as_current_span(
-            name, context=context.Context(), kind=trace.SpanKind.INTERNAL, links=links
-        ):
-            return await fn(*args)
+        return await run_linked(tracer, started_from, name, fn, *args)
 
     return run
+
+
+def _tracer(provider: Any) -> Any:
+    from opentelemetry import trace
+
+    return trace.get_tracer("trioframe", __version__, provider)
 
 
 def _request_attributes(request: Request, method: str, route: str | None) -> dict[str, Any]:
