@@ -1,6 +1,7 @@
 """The application the worker-fleet tests run: ``python fleet_app.py`` serves it with the
 settings in ``FLEET_*`` environment variables (workers, heartbeat timeout, request budget, a
-lifespan that fails, a file whose presence makes importing the application fail)."""
+lifespan that fails, a file whose presence makes importing the application fail), and a
+route that starts a job in the app nursery which fails."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from contextlib import asynccontextmanager
 
 import trio
 
-from trioframe import Request, Router, Server, ServerConfig
+from trioframe import Request, Router, Server, ServerConfig, State
 
 #: While the file this names exists, a worker cannot import the application (a broken deploy).
 BROKEN_WHILE = os.environ.get("FLEET_BROKEN_WHILE")
@@ -42,7 +43,36 @@ async def failing_lifespan() -> AsyncIterator[None]:
     yield
 
 
-router = Router().get("/", pid).get("/slow", slow).get("/block", block).lifespan(failing_lifespan)
+class Jobs:
+    """The app nursery, for a handler to start a job in."""
+
+    def __init__(self, nursery: trio.Nursery) -> None:
+        self.nursery = nursery
+
+
+@asynccontextmanager
+async def jobs(nursery: trio.Nursery) -> AsyncIterator[Jobs]:
+    yield Jobs(nursery)
+
+
+async def failing_job() -> None:
+    raise RuntimeError("the nightly job failed")
+
+
+async def fail_later(started: State[Jobs]) -> str:
+    started.nursery.start_soon(failing_job)  # its failure stops this worker (status 1)
+    return str(os.getpid())
+
+
+router = (
+    Router()
+    .get("/", pid)
+    .get("/slow", slow)
+    .get("/block", block)
+    .get("/fail-later", fail_later)
+    .lifespan(failing_lifespan)
+    .lifespan(jobs)
+)
 
 
 def config() -> ServerConfig:

@@ -124,6 +124,23 @@ async def test_a_killed_worker_is_started_again() -> None:
             assert await running.finish() == 0
 
 
+async def test_a_worker_whose_app_task_fails_exits_1_and_is_started_again() -> None:
+    async with fleet() as running:
+        async with httpx.AsyncClient() as client:
+            victim = int((await client.get(url_of(running) + "/fail-later")).text)
+        with trio.fail_after(15):
+            await log_shows(running, rb"RuntimeError: the nightly job failed")  # its traceback
+            await log_shows(running, rb"worker \d \(pid %d\) exited with status 1\b" % victim)
+            after: set[str] = set()
+            while len(after) < 2:  # until the replacement serves too
+                after = await pids(running, 20)
+        assert str(victim) not in after
+        assert b"startup failed" not in running.log
+        running.process.send_signal(signal.SIGINT)
+        with trio.fail_after(15):
+            assert await running.finish() == 0
+
+
 @pytest.mark.parametrize("reuse_port", ["1", "0"], ids=["reuse-port", "shared-socket"])
 async def test_a_worker_that_cannot_start_again_is_retried_while_the_other_serves(
     tmp_path: Path, reuse_port: str

@@ -49,6 +49,8 @@ class _Worker:
         self.server = server
         self.channel = trio.lowlevel.FdStream(os.dup(spec.channel_fd))
         self.served = 0
+        #: serving: its lifespans are entered and the supervisor was told
+        self.ready = False
         self.retire = trio.Event()
         self.sending = trio.Lock()  # the heartbeat and the other messages share the pipe
 
@@ -101,6 +103,7 @@ class _Worker:
                 await self.say(b"failed " + _reason(server, error).encode("utf-8", "replace"))
                 raise
             await self.say(b"ready")
+            self.ready = True
             nursery.start_soon(self.ask_to_retire)
 
 
@@ -113,7 +116,8 @@ def _reason(server: Server, error: BaseException) -> str:
 
 
 def main() -> int:
-    """Run one worker; the exit status is 0 after a graceful shutdown, 3 when startup
+    """Run one worker; the exit status is 0 after a graceful shutdown, 1 when a task of the
+    app nursery failed while serving (the supervisor starts another), 3 when startup
     failed."""
     spec: WorkerSpec = pickle.load(sys.stdin.buffer)
     logging.basicConfig(level=spec.log_level, format=log_format())
@@ -135,8 +139,10 @@ def main() -> int:
         return 3
     try:
         trio.run(functools.partial(worker.run, sockets))
-    except BaseException:  # reported to the supervisor already (failed ...)
-        log.debug("worker startup failed", exc_info=True)
+    except BaseException:
+        if worker.ready:  # a task of the app nursery failed (the server logged it), then drained
+            return 1
+        log.debug("worker startup failed", exc_info=True)  # the supervisor was told (failed ...)
         return 3
     return 0
 
