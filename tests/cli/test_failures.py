@@ -206,7 +206,7 @@ def test_an_unexpected_error_is_one_line_and_a_traceback_at_debug(
     level: str,
 ) -> None:
     monkeypatch.setattr(cli_main, "configure_logging", lambda level: None)
-    monkeypatch.setattr(cli_main, "load_router", _broken_loader)
+    monkeypatch.setattr(cli_main, "load_served", _broken_loader)
     caplog.set_level(logging.DEBUG if level == "debug" else logging.INFO, logger="trioframe.cli")
     assert cli_main.main(["run", "app:router", "--log-level", level]) == 3
     assert_one_line(

@@ -165,9 +165,15 @@ async def test_serve_refuses_a_state_no_lifespan_yielded_before_accepting() -> N
     assert log == ["enter", "exit"]
 
 
-def test_run_raises_the_configuration_error_of_a_state_no_lifespan_yielded() -> None:
+def test_run_logs_the_configuration_error_of_a_state_no_lifespan_yielded_and_exits_3(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     log: list[str] = []
     server = Server(Router().lifespan(unannotated_cache(log)).get("/", is_db), "127.0.0.1:0")
-    with pytest.raises(ConfigurationError, match="no state of type Db"):
+    with caplog.at_level(logging.INFO, logger="trioframe"), pytest.raises(SystemExit) as info:
         server.run()
+    assert info.value.code == 3
+    errors = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(errors) == 1 and errors[0].exc_info is None
+    assert "no state of type Db" in errors[0].getMessage()
     assert log == ["enter", "exit"]

@@ -17,16 +17,24 @@ from types import ModuleType
 from typing import Any
 
 from .._routing import Router
+from .._server.config import ServerConfig
+from .._server.serve import Server
 from .errors import USAGE, StartupFailure, describe
 
-__all__ = ["load_router", "router_of"]
+__all__ = ["load_router", "load_served", "router_of"]
 
 log = logging.getLogger("trioframe.cli")
 
 
 def load_router(target: str) -> Router:
     """The ``Router`` that ``target`` (``MODULE:ATTR``) names; ``ATTR`` may also be a
-    function with no arguments returning one."""
+    function with no arguments returning one, or a ``Server`` (its router)."""
+    return load_served(target)[0]
+
+
+def load_served(target: str) -> tuple[Router, ServerConfig | None]:
+    """``load_router``, with the ``ServerConfig`` of the ``Server`` that ``target`` names (or
+    that its factory returns), else ``None``."""
     module_name, sep, attr = target.rpartition(":")
     if not sep or not module_name or not attr:
         raise StartupFailure(f"expected MODULE:ATTR, got {target!r}", USAGE)
@@ -35,12 +43,19 @@ def load_router(target: str) -> Router:
         raise StartupFailure(
             f"module {module_name!r} has no attribute {attr!r}{_hint(module)}", USAGE
         )
-    return router_of(target, getattr(module, attr))
+    value = getattr(module, attr)
+    if not isinstance(value, Router | Server) and callable(value):
+        value = _call_factory(target, value)
+    if isinstance(value, Server):
+        return value.router, value.config
+    return router_of(target, value), None
 
 
 def router_of(target: str, value: Any) -> Router:
-    """``value`` (what ``target`` names) as a ``Router``: itself, or what it returns when it
-    is a factory; ``StartupFailure`` otherwise."""
+    """``value`` (what ``target`` names) as a ``Router``: itself, the router of a ``Server``,
+    or what it returns when it is a factory; ``StartupFailure`` otherwise."""
+    if isinstance(value, Server):
+        return value.router
     if isinstance(value, Router):
         return value
     if not callable(value):
@@ -48,7 +63,8 @@ def router_of(target: str, value: Any) -> Router:
             f"{target} is {_a(type(value).__name__)}, not a Router (nor a function returning one)",
             USAGE,
         )
-    return _call_factory(target, value)
+    made = _call_factory(target, value)
+    return made.router if isinstance(made, Server) else made
 
 
 def _import(module_name: str) -> ModuleType:
@@ -76,7 +92,7 @@ def _hint(module: ModuleType) -> str:
     return f" (its Routers: {', '.join(sorted(routers))})" if routers else ""
 
 
-def _call_factory(target: str, factory: Any) -> Router:
+def _call_factory(target: str, factory: Any) -> Router | Server:
     if inspect.iscoroutinefunction(factory):
         raise StartupFailure(
             f"{target} is an async function, not a Router (a factory must be a plain function "
@@ -96,7 +112,7 @@ def _call_factory(target: str, factory: Any) -> Router:
         value = factory()
     except Exception as error:
         raise _raised_by_user_code(f"the factory {target}", error) from None
-    if not isinstance(value, Router):
+    if not isinstance(value, Router | Server):
         raise StartupFailure(
             f"the factory {target} returned {_a(type(value).__name__)}, not a Router", USAGE
         )

@@ -2,7 +2,9 @@
 
 With ``workers`` at 1 the server is served in a new trio run until SIGINT or SIGTERM
 (``signals.py``); above 1 this process becomes the supervisor of that many worker processes
-(``workers/``). A lifespan that fails to enter is one log line and exit status 3; a task
+(``workers/``). A server that cannot start (an address it cannot bind, a
+``ConfigurationError``, a lifespan that fails to enter) is one log line (the traceback at DEBUG
+level) and exit status 3, as on the command line; a task
 of the app nursery that raises (its traceback logged when it did) stops the server gracefully
 and exits with status 1.
 """
@@ -10,11 +12,13 @@ and exits with status 1.
 from __future__ import annotations
 
 import logging
+from typing import NoReturn
 
 import trio
 
+from .._errors import ConfigurationError
 from .._server.serve import Server
-from .errors import lifespan_failure
+from .errors import STARTUP, lifespan_failure
 from .signals import watch_signals
 from .workers import run_workers, target_of
 
@@ -23,11 +27,33 @@ __all__ = ["run_server"]
 log = logging.getLogger("trioframe")
 
 
-def run_server(server: Server) -> None:
-    """``server.run()``: see its docstring for what it raises and how it exits."""
+def run_server(server: Server, target: str | None = None) -> None:
+    """``server.run()``: see its docstring for how it exits. ``target``: how worker
+    processes import the router (default: found from the router itself)."""
     _log_to_stderr_if_unconfigured()
+    try:
+        _run(server, target)
+    except OSError as error:
+        _cannot_start(f"cannot listen on {_address(server.host, server.port)}: {error}", error)
+    except ConfigurationError as error:
+        _cannot_start(str(error), error)
+
+
+def _cannot_start(message: str, error: Exception) -> NoReturn:
+    """A server that could not start: one line (the traceback at DEBUG), status 3."""
+    log.error("%s", message)
+    log.debug("the server could not start", exc_info=error)
+    raise SystemExit(STARTUP) from None
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _run(server: Server, target: str | None) -> None:
     if server.config.processes.workers > 1:
-        status = run_workers(target_of(server.router), server.host, server.port, server.config)
+        where = target or target_of(server.router)
+        status = run_workers(where, server.host, server.port, server.config)
         if status:
             raise SystemExit(status)
         return
@@ -42,7 +68,7 @@ def run_server(server: Server) -> None:
             raise
         log.error("startup failed: %s", lifespan_failure(lifecycle.failed.name, error))
         log.debug("the lifespan %s failed", lifecycle.failed.name, exc_info=error)
-        raise SystemExit(3) from None
+        raise SystemExit(STARTUP) from None
 
 
 async def _run_until_signal(server: Server) -> None:

@@ -243,12 +243,12 @@ class Server:
     # -- blocking convenience -----------------------------------------------------------------
     def run(self) -> None:
         """Serve in a new trio run until SIGINT or SIGTERM, then shut down gracefully and
-        return (a second signal exits the process at once). What ``serve()`` raises at
-        startup (``OSError`` for an address in use, ``ConfigurationError``) is raised as it
-        is, not wrapped in an exception group, except that a lifespan failing while entering
-        is logged in one line (its traceback at DEBUG level) and exits with status 3
-        (``SystemExit(3)``), and a task of the app nursery that raised (its traceback
-        logged, the server shut down gracefully) exits with status 1 (``SystemExit(1)``). When the program has configured no logging, trioframe's own
+        return (a second signal exits the process at once). A server that cannot start (an
+        address in use or not permitted, a ``ConfigurationError``, a lifespan failing while
+        entering) is logged in one line, the one ``trioframe run`` prints (its traceback at
+        DEBUG level), and exits with status 3 (``SystemExit(3)``); a task of the app nursery
+        that raised (its traceback logged, the server shut down gracefully) exits with status
+        1 (``SystemExit(1)``). When the program has configured no logging, trioframe's own
         lines (``trioframe serving on http://...``, shutdown) go to stderr.
 
         With ``config.workers`` above 1 this process becomes the supervisor of that many

@@ -157,34 +157,38 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     add(
         "--workers",
         type=positive,
-        default=1,
         metavar="N",
         help="worker processes to serve with (default: 1)",
     )
-    add("--http2", action="store_true", help="also serve HTTP/2 (h2 over TLS, h2c without)")
+    add(
+        "--http2",
+        action="store_true",
+        default=None,
+        help="also serve HTTP/2 (h2 over TLS, h2c without)",
+    )
     add("--tls-cert", metavar="FILE", help="serve HTTPS with this PEM certificate chain")
     add("--tls-key", metavar="FILE", help="the private key of --tls-cert (PEM)")
     add(
         "--self-signed",
         action="store_true",
+        default=None,
         help="serve HTTPS with a development certificate made at startup",
     )
     add(
         "--trusted-proxy",
         action="append",
-        default=[],
         metavar="ADDR_OR_CIDR",
         help="believe forwarding headers from this proxy (repeatable; 'unix' for a socket)",
     )
     add(
         "--proxy-headers",
         choices=PROXY_HEADERS,
-        default="x-forwarded",
         help="the headers trusted proxies send (default: x-forwarded)",
     )
     add(
         "--proxy-protocol",
         action="store_true",
+        default=None,
         help="expect a PROXY protocol header from trusted proxies",
     )
     add(
@@ -196,9 +200,22 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     add(
         "--max-requests-jitter",
         type=not_negative,
-        default=0,
         metavar="N",
         help="lower each worker's figure by a random 0..N (default: 0)",
+    )
+    add(
+        "--config",
+        metavar="FILE",
+        help="read settings from this TOML file (docs/cli.md, Settings from files ...)",
+    )
+    add(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        dest="settings",
+        help="set any ServerConfig setting, e.g. max_body_size=1048576 (repeatable; wins "
+        "over every other source)",
     )
     add("--reload", action="store_true", help="development: restart when a .py file changes")
     add(
@@ -225,17 +242,28 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def child_arguments(args: argparse.Namespace, port: int) -> list[str]:
     """The ``run`` command line that serves what ``args`` asks for, without ``--reload``
-    (what the reloader starts in its child process). ``port`` is the resolved port."""
+    (what the reloader starts in its child process). ``port`` is the resolved port. Only the
+    options given are passed on, so that the child resolves the same settings from the same
+    sources (it inherits the environment; ``--config`` is passed as an absolute path)."""
     line = ["run", args.target, "--host", args.host, "--port", str(port)]
-    line += ["--workers", str(args.workers), "--log-level", args.log_level]
-    line += ["--proxy-headers", args.proxy_headers]
-    line += ["--max-requests-jitter", str(args.max_requests_jitter)]
+    line += ["--log-level", args.log_level]
     for flag in ("http2", "self_signed", "proxy_protocol"):
         if getattr(args, flag):
             line.append("--" + flag.replace("_", "-"))
-    for flag in ("tls_cert", "tls_key", "max_requests_per_worker"):
+    for flag in (
+        "workers",
+        "tls_cert",
+        "tls_key",
+        "proxy_headers",
+        "max_requests_per_worker",
+        "max_requests_jitter",
+    ):
         if getattr(args, flag) is not None:
             line += ["--" + flag.replace("_", "-"), str(getattr(args, flag))]
-    for proxy in args.trusted_proxy:
+    for proxy in args.trusted_proxy or ():
         line += ["--trusted-proxy", proxy]
+    if args.config is not None:
+        line += ["--config", os.path.abspath(args.config)]
+    for pair in args.settings:
+        line += ["--set", pair]
     return line

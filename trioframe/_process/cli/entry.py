@@ -9,12 +9,10 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from ..._errors import ConfigurationError
 from ..._server.serve import Server
 from ..errors import STARTUP, StartupFailure
-from ..load import load_router
+from ..load import load_served
 from ..run import run_server
-from ..workers import run_workers
 from .args import child_arguments, parse_arguments
 from .config import build_config, resolve_port
 from .export import export_openapi
@@ -49,31 +47,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     """The ``run`` command; raises ``StartupFailure`` for what the user can fix."""
     port = resolve_port(args)
-    config = build_config(args)
-    if args.reload:
+    config = build_config(args)  # wrong settings fail here, before the app is imported
+    if args.reload:  # the child resolves the same settings (with the app's own config)
         require_watchfiles()
         command = python_command(child_arguments(args, port))
         directories = args.reload_dir or ["."]
         return Reloader(command, directories, config.timeouts.shutdown_timeout + KILL_MARGIN).run()
     stop_with_reloader()
-    router = load_router(args.target)  # also with workers: a wrong target fails here, at once
-    try:
-        if config.processes.workers > 1:
-            return run_workers(args.target, args.host, port, config)
-        run_server(Server(router, (args.host, port), config))
-    except OSError as error:
-        raise StartupFailure(f"cannot listen on {_address(args.host, port)}: {error}") from None
-    except ConfigurationError as error:
-        raise StartupFailure(str(error)) from None
+    router, code = load_served(args.target)  # also with workers: a wrong target fails here
+    if code is not None:
+        config = build_config(args, code)
+    try:  # a bind failure or a ConfigurationError: one line, SystemExit(3)
+        run_server(Server(router, (args.host, port), config), target=args.target)
     except SystemExit as exit:  # a lifespan failed to enter: the server logged one line
         if isinstance(exit.code, int):
             return exit.code
         raise
     return 0
-
-
-def _address(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _fail(message: str, status: int) -> int:

@@ -214,9 +214,9 @@ def _from_toml(name: str, value: Any, source: str) -> Any:
         kind = kind.removeprefix("optional ")
     if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
         return value
-    if kind == "float" and isinstance(value, int | float) and not isinstance(value, bool):
-        if math.isfinite(value):
-            return float(value)
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "float" and number and math.isfinite(value):
+        return float(value)
     if kind == "bool" and isinstance(value, bool):
         return value
     if kind == "str" and isinstance(value, str):
