@@ -38,7 +38,9 @@ def write_module(directory: Path, name: str, source: str) -> Path:
 
 
 def _environment(extra: Mapping[str, str] | None) -> dict[str, str]:
-    environment = {k: v for k, v in os.environ.items() if k != "PORT"}
+    environment = {
+        k: v for k, v in os.environ.items() if k != "PORT" and not k.startswith("TRIOFRAME_")
+    }
     return {**environment, **(extra or {})}
 
 
