@@ -30,6 +30,8 @@ RUN_OPTIONS = [
     "--proxy-protocol",
     "--max-requests-per-worker",
     "--max-requests-jitter",
+    "--config",
+    "--set",
     "--reload",
     "--reload-dir",
     "--log-level",
@@ -140,6 +142,7 @@ def test_the_reloader_child_gets_the_same_options_without_reload() -> None:
     given = ["run", "app:create", "--reload", "--host", "::1", "--http2", "--self-signed"]
     given += ["--trusted-proxy", "unix", "--trusted-proxy", "10.0.0.0/8", "--proxy-protocol"]
     given += ["--proxy-headers", "forwarded", "--log-level", "debug"]
+    given += ["--config", "/etc/site.toml", "--set", "http2=true", "--set", "max_body_size=9"]
     args = parse_arguments(given)
     again = parse_arguments(child_arguments(args, 8123))
     assert again.reload is False
