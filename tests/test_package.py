@@ -200,7 +200,7 @@ RINGS: dict[str, frozenset[str]] = {
             "_metrics",
         }
     ),
-    "server": frozenset({"_server", "testing"}),
+    "server": frozenset({"_server", "testing", "pytest_plugin"}),
     "processes": frozenset({"_process"}),
     "facade": frozenset({"trioframe", "__main__"}),
 }
