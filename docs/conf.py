@@ -25,7 +25,7 @@ extensions = [
 
 root_doc = "index"
 source_suffix = {".md": "markdown"}
-exclude_patterns = ["_build", "README.md"]
+exclude_patterns = ["_build"]
 
 # The tutorial, how-to and coming-from sections are globbed from the root toctree, so that
 # their pages slot in as they are written; a section with only its index is not an error.
