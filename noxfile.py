@@ -1,18 +1,26 @@
-"""Task runner: ``nox`` runs tests, lint and typing; ``nox -s fuzz`` runs the fuzz targets at
-length; ``nox -s bench`` runs the benchmark; ``nox -s instructions`` counts the HTTP servers'
-instructions per request under callgrind (``-- streams``: HTTP/2 and WebSocket); ``nox -s
-autobahn`` runs the Autobahn WebSocket conformance suite (kosoku); ``nox -s h2load`` loads an
-HTTP/2 example app with h2load."""
+"""Task runner: ``nox`` runs tests, lint, typing and docs (the site, built strictly into
+docs/_build/html); ``nox -s fuzz`` runs the fuzz targets at length; ``nox -s bench`` runs the
+benchmark; ``nox -s instructions`` counts the HTTP servers' instructions per request under
+callgrind (``-- streams``: HTTP/2 and WebSocket); ``nox -s autobahn`` runs the Autobahn
+WebSocket conformance suite (kosoku); ``nox -s h2load`` loads an HTTP/2 example app with
+h2load."""
 
 from __future__ import annotations
 
 import os
+import pathlib
 
 import nox
 
-nox.options.sessions = ["tests", "lint", "typing"]
+nox.options.sessions = ["tests", "lint", "typing", "docs"]
 nox.options.reuse_existing_virtualenvs = True
 
+#: The documentation toolchain, pinned in docs/requirements.txt.
+DOCS_DEPS = [
+    line.split("#")[0].strip()
+    for line in pathlib.Path(__file__).with_name("docs").joinpath("requirements.txt").open()
+    if line.split("#")[0].strip()
+]
 TEST_DEPS = [
     "pytest>=8",
     "pytest-trio>=0.8",
@@ -27,6 +35,7 @@ TEST_DEPS = [
     "schemathesis>=4",  # tests/openapi/test_schemathesis.py: example apps against their document
     "opentelemetry-sdk>=1.27",  # tests/middleware/test_telemetry.py: in-memory exporters
     "opentelemetry-exporter-otlp-proto-http>=1.27",  # tests/middleware/test_telemetry_otlp.py
+    *DOCS_DEPS,  # tests/docs builds the documentation site and browses it in Chromium
 ]
 LINT_DEPS = ["ruff>=0.6"]
 TYPING_DEPS = ["mypy>=1.11", *TEST_DEPS]
@@ -72,6 +81,22 @@ def typing(session: nox.Session) -> None:
     """mypy --strict on the package, plus the type tests."""
     session.install("-e", ".[all]", *TYPING_DEPS)
     session.run("mypy", "--strict", "trioframe", "tests/typing")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site into docs/_build/html, strictly: every warning is an error
+    (``-W --keep-going``), every cross-reference must resolve (``-n``), and every public name
+    needs a docstring and a place in docs/reference/. Open docs/_build/html/index.html.
+    Arguments go to sphinx-build (e.g. ``-E`` to rebuild from scratch)."""
+    session.install("-e", ".[all]", *DOCS_DEPS)
+    session.run(
+        "sphinx-build",
+        *("-b", "html", "-W", "--keep-going", "-n"),
+        *session.posargs,
+        "docs",
+        "docs/_build/html",
+    )
 
 
 @nox.session

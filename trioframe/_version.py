@@ -2,3 +2,4 @@
 it without importing the public namespace."""
 
 __version__ = "0.2.4"
+"""The version of this trioframe, a PEP 440 string."""
