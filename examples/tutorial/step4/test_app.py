@@ -1,0 +1,66 @@
+"""Tests of the bookshelf: ``pytest`` (or ``nox -s tests``) runs them."""
+
+from collections.abc import AsyncIterator
+
+import pytest
+from trioframe.testing import TestClient, TestHttpClient
+
+from app import create_app
+
+KINDRED = {"title": "Kindred", "author": "Octavia E. Butler", "year": 1979}
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[TestHttpClient]:
+    async with TestClient(create_app()) as client:  # a fresh app, with an empty shelf
+        yield client
+
+
+async def test_index(client: TestHttpClient) -> None:
+    response = await client.get("/")
+    assert response.status_code == 200
+    assert response.text == "Welcome to the bookshelf!"
+
+
+async def test_create_then_read(client: TestHttpClient) -> None:
+    created = await client.post("/books", json=KINDRED)
+    assert created.status_code == 201
+    book = created.json()
+    assert book == {"id": 1, **KINDRED}
+
+    assert (await client.get("/books/1")).json() == book
+    assert (await client.get("/books")).json() == [book]
+    assert (await client.get("/books", params={"author": "Someone Else"})).json() == []
+
+
+async def test_replace_and_delete(client: TestHttpClient) -> None:
+    await client.post("/books", json=KINDRED)
+    replaced = await client.put("/books/1", json={**KINDRED, "title": "Dawn", "year": 1987})
+    assert replaced.json()["title"] == "Dawn"
+
+    deleted = await client.delete("/books/1")
+    assert deleted.status_code == 204
+    assert deleted.content == b""
+    assert (await client.get("/books/1")).status_code == 404
+
+
+async def test_invalid_books_are_refused(client: TestHttpClient) -> None:
+    response = await client.post("/books", json={"title": "", "author": "Anon", "year": 1200})
+    assert response.status_code == 422
+    assert response.json()["errors"] == [
+        "body.title: must be at least 1 character long",
+        "body.year: must be at least 1450",
+    ]
+    not_json = await client.post("/books", content=b"title=Kindred")
+    assert not_json.status_code == 415
+
+
+async def test_missing_book(client: TestHttpClient) -> None:
+    response = await client.get("/books/42")
+    assert response.status_code == 404
+    assert response.json() == {
+        "status": 404,
+        "error": "Not Found",
+        "message": "book 42 not found",
+    }
+    assert (await client.get("/books/forty-two")).status_code == 400
