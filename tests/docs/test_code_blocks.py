@@ -3,7 +3,9 @@
 The convention, chosen so that most blocks need no marker:
 
 - **A page is one program.** Its blocks run in order in one fresh namespace, so a block may use
-  what an earlier block of the same page defined (never what another page did). The namespace's
+  what an earlier block of the same page defined (never what another page did). The pages run
+  in a process of their own (``_run_blocks.py``), so what they set up for the whole process
+  (logging, OpenTelemetry's providers) stays out of the rest of the suite. The namespace's
   ``__name__`` is not ``"__main__"`` and ``Server.run`` and ``trio.run`` do nothing: no server
   is started, by an ``if __name__ == "__main__":`` block or otherwise. The blocks run in a
   temporary directory, where ``__file__`` is ``app.py`` beside an empty ``templates/``, with
@@ -25,7 +27,7 @@ Path[int]) -> Response: ...``).
 
 from __future__ import annotations
 
-import ast
+import json
 import os
 import pathlib
 import re
@@ -35,13 +37,12 @@ import sys
 from typing import Any
 
 import pytest
-import trio
-
-from trioframe import Server
 
 from ._pages import FRAGMENT, PAGES, ROOT, Block, blocks
+from ._run_blocks import compiled
 
 WITH_CODE = [page for page in PAGES if blocks(page)]
+REDIS_URL = "redis://localhost:6379/0"  # never connected to: the blocks only build stores
 
 #: Pages being rewritten elsewhere whose blocks still fail: (run, type-check). Their failures
 #: are expected until fixed; a page here whose blocks pass fails the test (strict), so that it
@@ -61,34 +62,29 @@ def _run_param(page: pathlib.Path) -> Any:
 _FUTURE = re.compile(r"^from __future__ import [^\n]*\n", re.MULTILINE)
 
 
-def _compile(block: Block) -> Any:
-    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if block.marker == FRAGMENT else 0
-    return compile(block.code, block.where, "exec", flags=flags, dont_inherit=True)
+@pytest.fixture(scope="module")
+def run_results() -> dict[str, str | None]:
+    """Each page's first failing block, ``None`` when all ran: ``_run_blocks`` runs them in a
+    process of its own (the blocks change process-wide state: logging, OpenTelemetry)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.docs._run_blocks"],
+        cwd=ROOT,
+        env={**os.environ, "SESSION_KEY": secrets.token_urlsafe(32), "REDIS_URL": REDIS_URL},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    results: dict[str, str | None] = json.loads(done.stdout.splitlines()[-1])
+    return results
 
 
 @pytest.mark.parametrize("page", [_run_param(page) for page in WITH_CODE])
-def test_the_blocks_of_a_page_run(
-    page: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    started: list[str] = []
-    monkeypatch.setattr(Server, "run", lambda *args, **kwargs: started.append("Server.run"))
-    monkeypatch.setattr(trio, "run", lambda *args, **kwargs: started.append("trio.run"))
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "templates").mkdir()
-    monkeypatch.setenv("SESSION_KEY", secrets.token_urlsafe(32))
-    monkeypatch.setenv("REDIS_URL", "redis://localhost:6379/0")
-    namespace: dict[str, Any] = {
-        "__name__": f"docs_{page.stem}",
-        "__file__": str(tmp_path / "app.py"),
-    }
+def test_the_blocks_of_a_page_run(page: pathlib.Path, run_results: dict[str, str | None]) -> None:
     for block in blocks(page):
-        code = _compile(block)
-        if block.marker:
-            continue
-        try:
-            exec(code, namespace)
-        except Exception as exc:
-            pytest.fail(f"{block.where}: {type(exc).__name__}: {exc}")
+        compiled(block)  # a syntax error fails here, marked or not
+    if run_results[page.name] is not None:
+        pytest.fail(run_results[page.name])
 
 
 def _module(page: pathlib.Path) -> tuple[str, list[tuple[int, Block]]]:
