@@ -36,9 +36,10 @@ TEST_DEPS = [
     "opentelemetry-sdk>=1.27",  # tests/middleware/test_telemetry.py: in-memory exporters
     "opentelemetry-exporter-otlp-proto-http>=1.27",  # tests/middleware/test_telemetry_otlp.py
     *DOCS_DEPS,  # tests/docs builds the documentation site and browses it in Chromium
+    "mypy>=1.11",  # tests/docs/test_code_blocks.py type-checks the docs' python blocks
 ]
 LINT_DEPS = ["ruff>=0.6"]
-TYPING_DEPS = ["mypy>=1.11", *TEST_DEPS]
+TYPING_DEPS = [*TEST_DEPS]
 AUTOBAHN_DEPS = ["kosoku>=0.1"]
 BENCH_SCRIPTS = [
     "run",

@@ -45,5 +45,5 @@ async def echo(ws: WebSocketConnection) -> None:
 router = Router().websocket("/ws", echo)
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     Server(router, ("127.0.0.1", int(os.environ.get("PORT", "3000")))).run()

@@ -28,6 +28,6 @@ def load_router(path: str) -> Router:
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     example, port = sys.argv[1], int(sys.argv[2])
     Server(load_router(example), f"127.0.0.1:{port}", ServerConfig(http2=True)).run()

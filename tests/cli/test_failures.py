@@ -153,7 +153,7 @@ def test_a_certificate_that_cannot_be_loaded_exits_3(app_dir: Path) -> None:
         "run", "app:router", "--port", "0", "--tls-cert", missing, "--tls-key", missing, cwd=app_dir
     )
     assert done.returncode == 3
-    assert_one_line(done.stderr, "cannot load the TLS certificate or key")
+    assert_one_line(done.stderr, f"cannot load the TLS certificate {missing}")
 
 
 def test_reload_without_watchfiles_names_the_extra(app_dir: Path) -> None:

@@ -7,8 +7,9 @@ from typing import Any, Self
 
 import pytest
 
-from trioframe import ConfigurationError, FromRequest, Request, Response, Router
+from trioframe import ConfigurationError, Form, FromRequest, Query, Request, Response, Router
 from trioframe._extract.plan import build_plan
+from trioframe._extract.records import RECORD_KINDS
 from trioframe.testing import TestClient
 
 
@@ -43,13 +44,25 @@ def test_a_plain_scalar_suggests_query_otherwise() -> None:
     async def search_q(q: str) -> Response:
         return Response.text("")
 
-    assert _message(search_q, ("item_id",)) == (
+    assert _message(search_q) == (
         "parameter 'q': no extractor for annotation str; did you mean q: Query[str] "
         "(the query parameter ?q=)?"
     )
     assert _message(tagged, ("tags",)) == (  # a route parameter is one value, not a list
         "parameter 'tags': no extractor for annotation list[int]; did you mean "
         "tags: Query[list[int]] (the query parameter ?tags=)?"
+    )
+
+
+def test_the_query_suggestion_names_the_route_parameters() -> None:
+    # item_id on /items/{id}: a query parameter, or a misspelt route parameter
+    async def get_item(item_id: int) -> Response:
+        return Response.text("")
+
+    assert _message(get_item, ("shop", "id")) == (
+        "parameter 'item_id': no extractor for annotation int; did you mean "
+        "item_id: Query[int] (the query parameter ?item_id=; Path[...] reads the route's "
+        "parameters by name: {shop}, {id})?"
     )
 
 
@@ -69,7 +82,7 @@ def test_a_record_suggests_json() -> None:
 
     assert _message(create) == (
         "parameter 'item': no extractor for annotation Item; did you mean item: Json[Item] "
-        "(a JSON body; Query[Item] or Form[Item] read a query string or a form)?"
+        "(a JSON body), Form[Item] (a form body) or Query[Item] (the query string)?"
     )
 
 
@@ -117,4 +130,25 @@ async def test_a_dependency_parameter_gets_the_suggestion_too() -> None:
     assert str(info.value).endswith(
         ", dependency Listing.from_request, parameter 'page': no extractor for annotation int; "
         "did you mean page: Path[int] (the route parameter {page})?"
+    )
+
+
+class Plain:
+    pass
+
+
+@pytest.mark.parametrize("extractor", ["Query", "Form"])
+def test_a_query_or_form_of_no_record_lists_every_record_kind(extractor: str) -> None:
+    async def handler(value: Any) -> Response:
+        return Response.text("")
+
+    marker = {"Query": Query, "Form": Form}[extractor]
+    handler.__annotations__["value"] = marker[Plain]
+    message = _message(handler)
+    # the words come from the table the extractors use: every kind it accepts is named
+    for words, _, _ in RECORD_KINDS:
+        assert words in message
+    assert message.endswith(
+        "an attrs class, a dataclass, a TypedDict, a pydantic model or dict[str, X]"
+        + ("; Plain is none of these" if extractor == "Form" else ")")
     )

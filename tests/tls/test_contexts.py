@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pathlib
 import ssl
 import sys
 
@@ -60,3 +61,30 @@ def test_with_tls_refuses_half_a_setting() -> None:
         ServerConfig().with_tls("c.pem")
     with pytest.raises(ValueError, match="takes no key_file"):
         ServerConfig().with_tls(ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER), "k.pem")
+
+
+def test_a_missing_certificate_or_key_file_is_named(
+    certs: Certificates, tmp_path: pathlib.Path
+) -> None:
+    missing = str(tmp_path / "missing.pem")
+    present = str(certs.server_file)
+    for files, named in [
+        (TLSFiles(missing, present), f"cannot load the TLS certificate {missing}: "),
+        (TLSFiles(present, missing), f"cannot load the TLS key {missing}: "),
+        (TLSFiles(present, present, missing), f"cannot load the TLS client CA {missing}: "),
+    ]:
+        with pytest.raises(ConfigurationError) as info:
+            server_context(files, http2=False)
+        assert str(info.value) == named + "No such file or directory"
+
+
+def test_a_file_that_is_no_certificate_names_both_files(
+    certs: Certificates, tmp_path: pathlib.Path
+) -> None:
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_text("not a certificate\n")
+    with pytest.raises(ConfigurationError) as info:
+        server_context(TLSFiles(str(garbage), str(certs.server_file)), http2=False)
+    assert str(info.value).startswith(
+        f"cannot load the TLS certificate {garbage} with the key {certs.server_file}: "
+    )

@@ -27,8 +27,8 @@ def suggestion(ctx: StepContext, annotation: Any) -> str:
     name, kind = ctx.parameter, type_name(annotation)
     if is_record(unwrap(annotation)) or is_model(annotation):
         return (
-            f"; did you mean {name}: Json[{kind}] (a JSON body; Query[{kind}] or Form[{kind}] "
-            "read a query string or a form)?"
+            f"; did you mean {name}: Json[{kind}] (a JSON body), Form[{kind}] (a form body) or "
+            f"Query[{kind}] (the query string)?"
         )
     try:
         check_value(annotation, "query")
@@ -36,4 +36,8 @@ def suggestion(ctx: StepContext, annotation: Any) -> str:
         return ""
     if name in ctx.route_params and not is_sequence(unwrap(annotation)):
         return f"; did you mean {name}: Path[{kind}] (the route parameter {{{name}}})?"
-    return f"; did you mean {name}: Query[{kind}] (the query parameter ?{name}=)?"
+    where = f"the query parameter ?{name}="
+    if ctx.route_params and name not in ctx.route_params:  # a misspelt one, perhaps
+        named = ", ".join(f"{{{param}}}" for param in ctx.route_params)
+        where += f"; Path[...] reads the route's parameters by name: {named}"
+    return f"; did you mean {name}: Query[{kind}] ({where})?"

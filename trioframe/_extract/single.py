@@ -19,14 +19,14 @@ from typing import Any
 
 from .._codec.check import UnsupportedType, check_value, type_name, unwrap
 from .._codec.convert import TEXT_CONVERTER, describe_failure
-from .._codec.pydantic_models import is_model
-from .._codec.shapes import is_fixed_tuple, is_mapping, is_record, is_sequence
+from .._codec.shapes import is_fixed_tuple, is_mapping, is_sequence
 from .._errors import BadRequest, Error
 from .._http.grammar import TOKEN
 from .._markers import Alias, Marker
 from .._request import Request
 from .context import Step, StepContext
 from .params import MISSING, ParamInfo, describe
+from .records import WHOLE_QUERY_KINDS, fields_of
 
 __all__ = ["is_single", "reads_whole_query", "refuse_alias", "single_info", "single_step"]
 
@@ -42,7 +42,7 @@ _MESSAGE = {
 def reads_whole_query(kind: Any) -> bool:
     """Whether ``Query[kind]`` is the whole query string: a record or a mapping."""
     kind = unwrap(kind)
-    return is_record(kind) or is_mapping(kind) or is_model(kind)
+    return fields_of(kind) is not None or is_mapping(kind)
 
 
 def is_single(marker: Marker, annotation: Any) -> bool:
@@ -129,7 +129,10 @@ def single_step(ctx: StepContext, annotation: Any, marker: Marker) -> Step:
     try:
         check_value(value, source)
     except UnsupportedType as exc:
-        raise ctx.fail(f"{written}: {exc}") from None
+        whole = ""
+        if source == "query" and isinstance(unwrap(value), type):
+            whole = f" (a whole query string is read into {WHOLE_QUERY_KINDS})"
+        raise ctx.fail(f"{written}: {exc}{whole}") from None
     repeated = _repeated(value)
     if source == "cookie" and repeated:
         raise ctx.fail(f"{written}: a request carries one value per cookie name")

@@ -24,6 +24,7 @@ import attrs
 import cattrs
 
 from .._codec import pydantic_models
+from .._codec.check import type_name
 from .._codec.check import unwrap as _unwrap
 from .._codec.convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
 from .._codec.shapes import is_fixed_tuple, is_sequence
@@ -40,6 +41,7 @@ from .._markers import Body
 from .._multipart.fields import read_form_fields
 from .._request import Request
 from .context import Step, StepContext
+from .records import WHOLE_QUERY_KINDS, fields_of
 
 __all__ = ["MAX_JSON_DEPTH", "Step", "StepContext"]
 
@@ -50,27 +52,11 @@ _FOLD_BRACKETS = bytes.maketrans(b"{}", b"[]")
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
 
 
-def _fields_of(kind: Any) -> dict[str, Any] | None:
-    """Field names → types of an attrs class, a dataclass, a ``TypedDict`` or a pydantic
-    model, else ``None``."""
-    if not isinstance(kind, type):
-        return None
-    if attrs.has(kind):
-        return {f.name: f.type for f in attrs.fields(kind)}
-    if dataclasses.is_dataclass(kind):
-        return {f.name: f.type for f in dataclasses.fields(kind)}
-    if typing.is_typeddict(kind):
-        return dict(kind.__annotations__)
-    if pydantic_models.is_model(kind):
-        return {name: f.annotation for name, f in kind.model_fields.items()}  # type: ignore[attr-defined]
-    return None
-
-
 def _resolved_fields(kind: type) -> dict[str, Any]:
     if pydantic_models.is_model(kind):
-        return _fields_of(kind) or {}
+        return fields_of(kind) or {}
     hints = typing.get_type_hints(kind)
-    return {name: hints.get(name, Any) for name in (_fields_of(kind) or {})}
+    return {name: hints.get(name, Any) for name in (fields_of(kind) or {})}
 
 
 def _structure(converter: cattrs.Converter, value: Any, kind: Any, location: str) -> Any:
@@ -91,7 +77,7 @@ def _invalid(location: str, errors: list[str]) -> Error:
 def path_step(ctx: StepContext, kind: Any) -> Step:
     names = ctx.route_params
     origin = typing.get_origin(kind)
-    fields = _fields_of(kind)
+    fields = fields_of(kind)
     if fields is not None:
         if set(fields) != set(names):
             raise ctx.fail(
@@ -142,9 +128,12 @@ def _pairs_to_object(kind: Any, location: str) -> Callable[[list[tuple[str, str]
         if typing.get_args(kind)[1:] in ((), (str,), (Any,)):
             return lambda pairs: dict(pairs)
         return lambda pairs: _structure(TEXT_CONVERTER, dict(pairs), kind, location)
-    fields = _fields_of(kind)
-    if fields is None:
-        raise TypeError(f"{location} needs an attrs class, a dataclass or dict[str, str]")
+    if fields_of(kind) is None:
+        whole = "query string" if location == "query" else "form"
+        raise TypeError(
+            f"{'Query' if location == 'query' else 'Form'}[{type_name(kind)}]: the {whole} is "
+            f"read into {WHOLE_QUERY_KINDS}; {type_name(kind)} is none of these"
+        )
     resolved = _resolved_fields(kind)
     lists = {n for n, t in resolved.items() if _is_repeated(t)}
     optional = {n for n, t in resolved.items() if _allows_none(t)}
@@ -207,7 +196,7 @@ def form_step(ctx: StepContext, kind: Any) -> Step:
     except TypeError as exc:
         raise ctx.fail(str(exc)) from None
     # A file part named like one of T's fields is refused; other file parts are skipped.
-    fields = _fields_of(kind)
+    fields = fields_of(kind)
     refused = frozenset(fields or ())
     limits, reading = ctx.multipart, ctx.form_reading
 

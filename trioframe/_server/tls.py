@@ -76,14 +76,38 @@ def server_context(
     if isinstance(setting, SelfSigned):
         _self_signed(context, setting.hosts)
         return context
+    _load_files(context, setting)
+    return context
+
+
+def _load_files(context: ssl.SSLContext, setting: TLSFiles) -> None:
+    """Load ``setting`` into ``context``; a ``ConfigurationError`` names the file at fault
+    (``ssl`` itself does not say which of the two it could not read)."""
+    files = [("certificate", setting.cert_file), ("key", setting.key_file)]
+    if setting.client_ca is not None:
+        files.append(("client CA", setting.client_ca))
+    for role, path in files:
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise ConfigurationError(f"cannot load the TLS {role} {path}: {reason}") from None
     try:
         context.load_cert_chain(setting.cert_file, setting.key_file)
-        if setting.client_ca is not None:
-            context.load_verify_locations(setting.client_ca)
-            context.verify_mode = ssl.CERT_REQUIRED
     except (OSError, ssl.SSLError) as exc:
-        raise ConfigurationError(f"cannot load the TLS certificate or key: {exc}") from None
-    return context
+        raise ConfigurationError(
+            f"cannot load the TLS certificate {setting.cert_file} with the key "
+            f"{setting.key_file}: {exc}"
+        ) from None
+    if setting.client_ca is not None:
+        try:
+            context.load_verify_locations(setting.client_ca)
+        except (OSError, ssl.SSLError) as exc:
+            raise ConfigurationError(
+                f"cannot load the TLS client CA {setting.client_ca}: {exc}"
+            ) from None
+        context.verify_mode = ssl.CERT_REQUIRED
 
 
 def _self_signed(context: ssl.SSLContext, hosts: tuple[str, ...]) -> None:
