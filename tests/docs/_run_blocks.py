@@ -18,7 +18,7 @@ import trio
 
 from trioframe import Server
 
-from ._pages import FRAGMENT, PAGES, Block, blocks
+from ._pages import FRAGMENT, PAGES, Block, blocks, name_of
 
 
 def compiled(block: Block) -> Any:
@@ -49,7 +49,7 @@ def run_page(page_blocks: list[Block]) -> str | None:
 def main() -> None:
     Server.run = lambda *args, **kwargs: None  # type: ignore[method-assign]
     trio.run = lambda *args, **kwargs: None
-    results = {page.name: run_page(blocks(page)) for page in PAGES if blocks(page)}
+    results = {name_of(page): run_page(blocks(page)) for page in PAGES if blocks(page)}
     sys.stdout.flush()
     print("\n" + json.dumps(results))
 

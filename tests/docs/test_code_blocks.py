@@ -1,4 +1,4 @@
-"""Every ```python block of README.md and docs/*.md runs and type-checks.
+"""Every ```python block of README.md and docs/ (every page of the site) runs and type-checks.
 
 The convention, chosen so that most blocks need no marker:
 
@@ -17,6 +17,9 @@ The convention, chosen so that most blocks need no marker:
 - ``<!-- no-run -->`` on the line before a block: it needs the outside world (a certificate
   file, a directory, a running Redis server, the reader's application, written ``myapp``). It
   is type-checked with its page but not run.
+- A block whose first line names a file (``# app.py``) is a file of a project the page
+  builds: compiled here, run and type-checked as a project by the page's own test (for
+  docs/testing.md, tests/pytest_plugin/test_docs.py).
 - ``<!-- fragment -->`` on the line before a block: an excerpt, not a program (statements out of
   a test, say). It is only compiled (top-level ``await`` allowed); use it as little as possible.
 
@@ -38,25 +41,25 @@ from typing import Any
 
 import pytest
 
-from ._pages import FRAGMENT, PAGES, ROOT, Block, blocks
+from ._pages import FRAGMENT, PAGES, PROJECT_FILE, ROOT, Block, blocks, name_of
 from ._run_blocks import compiled
 
 WITH_CODE = [page for page in PAGES if blocks(page)]
 REDIS_URL = "redis://localhost:6379/0"  # never connected to: the blocks only build stores
 
-#: Pages being rewritten elsewhere whose blocks still fail: (run, type-check). Their failures
-#: are expected until fixed; a page here whose blocks pass fails the test (strict), so that it
-#: is taken off the list.
-PENDING_RUN = {"server.md"}
-PENDING_TYPES = {"server.md", "testing.md"}
+#: Pages (``docs/name.md``) whose blocks still fail: (run, type-check). Their failures are
+#: expected until fixed; a page here whose blocks pass fails the test (strict), so that it is
+#: taken off the list. Empty: keep it so.
+PENDING_RUN: set[str] = set()
+PENDING_TYPES: set[str] = set()
 
 
 def _run_param(page: pathlib.Path) -> Any:
     pending = pytest.mark.xfail(
         reason="blocks to fix on this page (PENDING_RUN)", strict=True, raises=pytest.fail.Exception
     )
-    marks = [pending] if page.name in PENDING_RUN and page.parent.name == "docs" else []
-    return pytest.param(page, marks=marks, id=page.name)
+    marks = [pending] if name_of(page) in PENDING_RUN else []
+    return pytest.param(page, marks=marks, id=name_of(page))
 
 
 _FUTURE = re.compile(r"^from __future__ import [^\n]*\n", re.MULTILINE)
@@ -83,8 +86,8 @@ def run_results() -> dict[str, str | None]:
 def test_the_blocks_of_a_page_run(page: pathlib.Path, run_results: dict[str, str | None]) -> None:
     for block in blocks(page):
         compiled(block)  # a syntax error fails here, marked or not
-    if run_results[page.name] is not None:
-        pytest.fail(run_results[page.name])
+    if run_results[name_of(page)] is not None:
+        pytest.fail(run_results[name_of(page)])
 
 
 def _module(page: pathlib.Path) -> tuple[str, list[tuple[int, Block]]]:
@@ -92,7 +95,7 @@ def _module(page: pathlib.Path) -> tuple[str, list[tuple[int, Block]]]:
     lines: list[str] = []
     starts: list[tuple[int, Block]] = []
     for block in blocks(page):
-        if block.marker == FRAGMENT:
+        if block.marker in (FRAGMENT, PROJECT_FILE):
             continue
         starts.append((len(lines) + 1, block))
         lines.extend(_FUTURE.sub("\n", block.code).splitlines())  # keeps the line numbers
@@ -122,7 +125,7 @@ def test_the_blocks_type_check(tmp_path: pathlib.Path) -> None:
     pytest.importorskip("mypy")
     maps = {}
     for page in WITH_CODE:
-        name = f"docs_{page.stem.lower().replace('-', '_')}"
+        name = "docs_" + re.sub(r"\W", "_", name_of(page).removesuffix(".md").lower())
         source, maps[name] = _module(page)
         (tmp_path / f"{name}.py").write_text(source)
     (tmp_path / "mypy.ini").write_text(MYPY_CONFIG)
@@ -140,12 +143,13 @@ def test_the_blocks_type_check(tmp_path: pathlib.Path) -> None:
         found = re.match(r"(docs_\w+)\.py:(\d+): (error|note): (.*)", line)
         if found and found[3] == "error":
             where = _source_line(maps[found[1]], int(found[2]))
-            page = where.split(":")[0].removeprefix("docs/")
+            page = where.split(":")[0]
             (pending if page in PENDING_TYPES else errors).append(f"{where}: {found[4]}")
         elif not found and not line.startswith(("Found ", "Success")):
             errors.append(line)
     assert not errors, "\n".join(errors)
-    fixed = PENDING_TYPES - {line.split(":")[0].removeprefix("docs/") for line in pending}
+    fixed = PENDING_TYPES - {line.split(":")[0] for line in pending}
     assert not fixed, f"these pages type-check now: take them off PENDING_TYPES: {fixed}"
     assert done.returncode in (0, 1), done.stdout + done.stderr
-    pytest.xfail("blocks to fix (PENDING_TYPES):\n" + "\n".join(pending))
+    if pending:
+        pytest.xfail("blocks to fix (PENDING_TYPES):\n" + "\n".join(pending))

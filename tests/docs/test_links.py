@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from ._pages import PAGES, ROOT
+from ._pages import PAGES, ROOT, name_of
 
 _FENCED = re.compile(r"^[ \t]*```.*?^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
 _CODE_SPAN = re.compile(r"(`+).*?\1", re.DOTALL)
@@ -68,7 +68,7 @@ def test_slugs_follow_github() -> None:
     assert slug("HTTP/1.1 parsers") == "http11-parsers"
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+@pytest.mark.parametrize("page", PAGES, ids=name_of)
 def test_every_relative_link_leads_somewhere(page: pathlib.Path) -> None:
     broken = []
     for target in _links(page):
