@@ -12,8 +12,9 @@ from contextlib import asynccontextmanager
 import httpx
 import pytest
 import trio
+import trio.testing
 
-from trioframe import Response, Router, Server, ServerConfig
+from trioframe import Response, Router, Server, ServerConfig, Shutdown
 from trioframe.testing import TestClient
 
 from .test_subprocess import APPS, ENV, REPO, _free_port
@@ -35,9 +36,9 @@ async def test_serve_drains_then_raises_the_tasks_own_exception(
         nursery.start_soon(refresh)
         yield
 
-    async def slow() -> Response:
+    async def slow(shutdown: Shutdown) -> Response:
         in_flight.set()
-        await trio.sleep(0.3)  # still running when the task fails: it must complete
+        await shutdown.wait()  # still running when the task fails: it must complete
         return Response.text("done")
 
     server = Server(Router().lifespan(cache).get("/slow", slow), "127.0.0.1:0", ServerConfig())
@@ -99,7 +100,7 @@ async def test_the_test_client_raises_it_on_leaving() -> None:
 
     with pytest.raises(RuntimeError, match="cache refresh failed"):
         async with TestClient(Router().lifespan(cache)):
-            await trio.sleep(0.01)
+            await trio.testing.wait_all_tasks_blocked()  # the task has failed
 
 
 @pytest.mark.parametrize("how", ["Server.run", "trioframe run"])

@@ -68,7 +68,9 @@ async def test_the_functions_run_in_order_with_the_dependencys_instance() -> Non
     assert ran == [1, 2, 3]
 
 
-async def test_they_start_after_a_streamed_body_has_ended() -> None:
+async def test_they_start_after_a_streamed_body_has_ended(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     body_ended = False
     seen: list[bool] = []
 
@@ -130,7 +132,7 @@ async def test_a_failing_task_is_logged_and_stops_nothing(
     async with TestClient(Router().get("/", handler)) as client:
         for _ in range(2):
             assert (await client.get("/")).text == "ok"
-            await trio.sleep(0.01)
+            await trio.testing.wait_all_tasks_blocked()  # this request's tasks have run
     assert ran == ["after", "after"]
     failures = [r for r in caplog.records if "background task" in r.getMessage()]
     assert len(failures) == 2

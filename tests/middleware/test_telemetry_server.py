@@ -36,6 +36,17 @@ async def wait() -> str:
     return "never"
 
 
+class Waiting:
+    """A handler that tells when it has started, then waits until it is cancelled."""
+
+    def __init__(self) -> None:
+        self.started = trio.Event()
+
+    async def __call__(self) -> str:
+        self.started.set()
+        return await wait()
+
+
 def causes(span: Any) -> list[Any]:
     return [(event.name, dict(event.attributes or {})["trioframe.cause"]) for event in span.events]
 
@@ -63,12 +74,13 @@ async def finished(recorded: Recorded, count: int = 1) -> list[Any]:
 
 async def test_a_503_at_shutdown(autojump_clock: trio.testing.MockClock) -> None:
     recorded = Recorded()
-    router = Router().middleware(recorded.telemetry).get("/wait", wait)
+    waiting = Waiting()
+    router = Router().middleware(recorded.telemetry).get("/wait", waiting)
     async with h2_server(router, h2_config(shutdown_timeout=5)) as (server, nursery):
         await nursery.start(server.serve)
         peer = await connect(server, nursery)
         await peer.request(1, b"GET", b"/wait")
-        await trio.sleep(1)
+        await waiting.started.wait()
         server.shutdown()
         assert (await peer.response(1)).status == 503
     [span] = await finished(recorded)
@@ -82,11 +94,12 @@ async def test_a_503_at_shutdown(autojump_clock: trio.testing.MockClock) -> None
 
 async def test_an_http2_stream_reset(autojump_clock: trio.testing.MockClock) -> None:
     recorded = Recorded()
-    router = Router().middleware(recorded.telemetry).get("/wait", wait)
+    waiting = Waiting()
+    router = Router().middleware(recorded.telemetry).get("/wait", waiting)
     async with h2_server(router) as (server, nursery):
         peer = await connect(server, nursery)
         await peer.request(1, b"GET", b"/wait")
-        await trio.sleep(1)
+        await waiting.started.wait()
         await peer.send(rst_stream(1, CANCEL))
         [span] = await finished(recorded)
     assert causes(span) == [("trioframe.cancelled", "stream_reset")]
