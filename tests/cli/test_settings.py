@@ -284,7 +284,7 @@ async def test_workers_serve_with_the_resolved_settings(
 
 @pytest.mark.loopback
 async def test_the_reloader_child_serves_with_the_resolved_settings(app_dir: Path) -> None:
-    pytest.importorskip("watchfiles")
+    pytest.importorskip("watchfiles", reason="--reload needs watchfiles (the reload extra)")
     (app_dir / "limits.toml").write_text("max_json_size = 50\nmax_body_size = 1000\n")
     arguments = ["run", "settings_app:router", "--port", "0", "--reload"]
     arguments += ["--config", "limits.toml", "--set", "max_body_size=100"]

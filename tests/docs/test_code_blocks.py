@@ -37,7 +37,6 @@ import re
 import secrets
 import subprocess
 import sys
-from typing import Any
 
 import pytest
 
@@ -46,21 +45,6 @@ from ._run_blocks import compiled
 
 WITH_CODE = [page for page in PAGES if blocks(page)]
 REDIS_URL = "redis://localhost:6379/0"  # never connected to: the blocks only build stores
-
-#: Pages (``docs/name.md``) whose blocks still fail: (run, type-check). Their failures are
-#: expected until fixed; a page here whose blocks pass fails the test (strict), so that it is
-#: taken off the list. Empty: keep it so.
-PENDING_RUN: set[str] = set()
-PENDING_TYPES: set[str] = set()
-
-
-def _run_param(page: pathlib.Path) -> Any:
-    pending = pytest.mark.xfail(
-        reason="blocks to fix on this page (PENDING_RUN)", strict=True, raises=pytest.fail.Exception
-    )
-    marks = [pending] if name_of(page) in PENDING_RUN else []
-    return pytest.param(page, marks=marks, id=name_of(page))
-
 
 _FUTURE = re.compile(r"^from __future__ import [^\n]*\n", re.MULTILINE)
 
@@ -82,7 +66,7 @@ def run_results() -> dict[str, str | None]:
     return results
 
 
-@pytest.mark.parametrize("page", [_run_param(page) for page in WITH_CODE])
+@pytest.mark.parametrize("page", WITH_CODE, ids=name_of)
 def test_the_blocks_of_a_page_run(page: pathlib.Path, run_results: dict[str, str | None]) -> None:
     for block in blocks(page):
         compiled(block)  # a syntax error fails here, marked or not
@@ -122,7 +106,7 @@ ignore_missing_imports = True
 
 
 def test_the_blocks_type_check(tmp_path: pathlib.Path) -> None:
-    pytest.importorskip("mypy")
+    # mypy is a test dependency: without it the run below fails, it is never skipped
     maps = {}
     for page in WITH_CODE:
         name = "docs_" + re.sub(r"\W", "_", name_of(page).removesuffix(".md").lower())
@@ -138,18 +122,12 @@ def test_the_blocks_type_check(tmp_path: pathlib.Path) -> None:
         text=True,
         timeout=300,
     )
-    errors, pending = [], []
+    errors = []
     for line in done.stdout.splitlines():
         found = re.match(r"(docs_\w+)\.py:(\d+): (error|note): (.*)", line)
         if found and found[3] == "error":
-            where = _source_line(maps[found[1]], int(found[2]))
-            page = where.split(":")[0]
-            (pending if page in PENDING_TYPES else errors).append(f"{where}: {found[4]}")
+            errors.append(f"{_source_line(maps[found[1]], int(found[2]))}: {found[4]}")
         elif not found and not line.startswith(("Found ", "Success")):
             errors.append(line)
     assert not errors, "\n".join(errors)
-    fixed = PENDING_TYPES - {line.split(":")[0] for line in pending}
-    assert not fixed, f"these pages type-check now: take them off PENDING_TYPES: {fixed}"
     assert done.returncode in (0, 1), done.stdout + done.stderr
-    if pending:
-        pytest.xfail("blocks to fix (PENDING_TYPES):\n" + "\n".join(pending))
