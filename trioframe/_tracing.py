@@ -30,15 +30,16 @@ def link_here() -> Link | None:
 
 
 async def run_linked(
-    tracer: Any, started_from: Any, name: str, fn: Callable[..., Awaitable[Any]], *args: Any
+    tracer: Any, started_from: Any, fn: Callable[..., Awaitable[Any]], *args: Any
 ) -> Any:
-    """``await fn(*args)`` inside a span of its own (``INTERNAL``, named ``name``) that starts
-    a new trace and links to the span context ``started_from`` (when it is valid): work that
+    """``await fn(*args)`` inside a span of its own (``INTERNAL``, named after ``fn``) that
+    starts a new trace and links to the span context ``started_from`` (when it is valid): work that
     outlives a request is not that request's child. An exception is recorded on the span and
     propagates; so does a cancellation."""
     from opentelemetry import context, trace
 
     links = [trace.Link(started_from)] if started_from.is_valid else []
+    name = getattr(fn, "__qualname__", None) or repr(fn)
     with tracer.start_as_current_span(
         name, context=context.Context(), kind=trace.SpanKind.INTERNAL, links=links
     ):

@@ -60,8 +60,7 @@ class BackgroundWork:
                         if link is None:
                             fresh.start_soon(fn, *args, name=_name(fn))
                         else:
-                            name = getattr(fn, "__qualname__", None) or repr(fn)
-                            fresh.start_soon(run_linked, *link, name, fn, *args, name=_name(fn))
+                            fresh.start_soon(run_linked, *link, fn, *args, name=_name(fn))
                 except* Exception as group:
                     for exc in leaves(group):
                         self.log.error("background task %s failed", _name(fn), exc_info=exc)

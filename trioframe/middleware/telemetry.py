@@ -259,13 +259,12 @@ def linked_task(
             "linked_task needs opentelemetry-api: pip install 'trioframe[otel]'"
         ) from None
     given = None if tracer_provider is None else _tracer(tracer_provider)
-    name = getattr(fn, "__qualname__", None) or repr(fn)
 
     @functools.wraps(fn)
     async def run(*args: Any) -> Any:
         tracer = given or REQUEST_TRACER.get() or _tracer(None)
         started_from = trace.get_current_span().get_span_context()
-        return await run_linked(tracer, started_from, name, fn, *args)
+        return await run_linked(tracer, started_from, fn, *args)
 
     return run
 
