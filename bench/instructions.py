@@ -107,6 +107,20 @@ def uvicorn_spec(http: str) -> ServerSpec:
     )
 
 
+def granian_spec(task_impl: str) -> ServerSpec:
+    """Starlette on Granian's embedded server, the app's coroutines run as ``task_impl`` tasks
+    (``asyncio``: Granian's default; ``rust``: its own task implementation)."""
+    name = "granian" if task_impl == "asyncio" else f"granian-{task_impl}"
+    return ServerSpec(
+        name,
+        name,
+        VERSIONS + "import granian, starlette\n"
+        f"print('Starlette', v('starlette'), 'on Granian', v('granian'), 'embedded, asyncio loop,',"
+        f" '{task_impl} tasks')",
+        lambda port: [PY, "-m", "bench.apps.granian_embed", str(port), "--task-impl", task_impl],
+    )
+
+
 OTHER_SERVERS = [
     ServerSpec(
         "floor",
@@ -122,6 +136,8 @@ OTHER_SERVERS = [
     ),
     uvicorn_spec("h11"),
     uvicorn_spec("httptools"),
+    granian_spec("asyncio"),
+    granian_spec("rust"),
     ServerSpec(
         "hypercorn",
         "hypercorn",
@@ -135,7 +151,7 @@ OTHER_SERVERS = [
 ]
 SERVER_NAMES = [
     *("floor", "bare", "trioframe", "trioframe-llhttp"),
-    *("uvicorn-h11", "uvicorn-httptools", "hypercorn"),
+    *("uvicorn-h11", "uvicorn-httptools", "granian", "granian-rust", "hypercorn"),
 ]
 DEFAULT_SERVERS = [name for name in SERVER_NAMES if name != "hypercorn"]
 
