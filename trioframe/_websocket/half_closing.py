@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from wsproto.connection import Connection, ConnectionState
 from wsproto.events import Event, Message
+from wsproto.utilities import LocalProtocolError
 
 __all__ = ["HalfClosingConnection"]
 
@@ -27,3 +28,10 @@ class HalfClosingConnection(Connection):
         if isinstance(event, Message) and self.state is ConnectionState.REMOTE_CLOSING:
             return bytes(self._proto.send_data(event.data, event.message_finished))
         return super().send(event)
+
+    def send_message(self, data: str | bytes) -> bytearray:
+        """The frame of a whole text (``str``) or binary message: what ``send`` returns for a
+        ``TextMessage`` or ``BytesMessage`` event, without building the event."""
+        if self.state is ConnectionState.OPEN or self.state is ConnectionState.REMOTE_CLOSING:
+            return self._proto.send_data(data, True)
+        raise LocalProtocolError(f"a message cannot be sent in state {self.state}")

@@ -302,6 +302,12 @@ class _UpgradedStream(trio.abc.Stream):
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         await self._connection.stream.send_all(data)
 
+    def send_now(self, data: bytes | bytearray) -> int:
+        """Send what the socket takes without waiting (``Transport.send_now``); returns how
+        many bytes of ``data`` it took. Not a checkpoint. ``BrokenResourceError`` when the
+        peer is gone."""
+        return self._connection.transport.send_now(data)
+
     async def wait_send_all_might_not_block(self) -> None:
         await self._connection.stream.wait_send_all_might_not_block()
 
