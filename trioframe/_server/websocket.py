@@ -331,8 +331,14 @@ class ServerSession:
             if not data:  # the peer went away without a Close
                 self._end(1006, "", Close(1006, ""))
                 return
-            ws.receive_data(data)
-            try:  # one event at a time: a read of tiny frames is never a list of them
+            try:
+                whole = ws.read_messages(data, self._assembler.limit, RECEIVE_QUEUE)
+                if whole is not None:  # whole data frames only, read without wsproto
+                    for message in whole:
+                        await self._queue(message)
+                    continue
+                ws.receive_data(data)
+                # one event at a time: a read of tiny frames is never a list of them
                 await self._process(ws.events())
             except (WebSocketClosed, trio.ClosedResourceError):
                 return  # a write failed, or the queue was closed: the connection has ended
@@ -346,10 +352,8 @@ class ServerSession:
                 except MessageTooLarge as error:
                     await self._fail(1009, str(error))
                     return
-                if message is not None and not self._discard:
-                    if not self._inbox.put_nowait(message):  # the queue is full
-                        await self._deliver(message)
-                    self._queued += 1
+                if message is not None:
+                    await self._queue(message)
             elif type(event) is Ping:
                 if len(pings) > PING_FLOOD:
                     pings[-1] = event
@@ -365,6 +369,13 @@ class ServerSession:
         if pings and self._ws.state is ConnectionState.OPEN:
             answered = pings if len(pings) <= PING_FLOOD else pings[-1:]
             await self._send_event(*[ping.response() for ping in answered])
+
+    async def _queue(self, message: Message) -> None:
+        """Hand a data message to the handler (or drop it once the handler has finished)."""
+        if not self._discard:
+            if not self._inbox.put_nowait(message):  # the queue is full
+                await self._deliver(message)
+            self._queued += 1
 
     async def _deliver(self, message: Message) -> None:
         """Wait for room in the full queue (the handler is behind): meanwhile nothing is read,
