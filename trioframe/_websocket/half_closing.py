@@ -12,6 +12,8 @@ differential test). Imports wsproto (the ``websocket`` extra); sans-I/O.
 
 from __future__ import annotations
 
+from inspect import GEN_CLOSED, getgeneratorstate
+
 from wsproto.connection import Connection, ConnectionState
 from wsproto.events import Event, Message
 from wsproto.utilities import LocalProtocolError
@@ -48,8 +50,10 @@ class HalfClosingConnection(Connection):
     def read_messages(self, data: bytes, limit: int, most: int) -> list[messages.Message] | None:
         """The messages in ``data``, read without wsproto (``frames.read_whole_messages``),
         when the connection is open, without extension, and wsproto holds nothing of an
-        earlier read (no frame or message in progress, no event pending); ``None`` otherwise
-        or when ``data`` is not only whole data frames: then pass it to ``receive_data``."""
+        earlier read (no frame or message in progress, no event pending) and has not failed
+        (its frame reader, a generator, ends on a protocol error and reads nothing after);
+        ``None`` otherwise or when ``data`` is not only whole data frames: then pass it to
+        ``receive_data``."""
         proto = self._proto
         decoder = proto._frame_decoder
         if (
@@ -59,6 +63,7 @@ class HalfClosingConnection(Connection):
             or decoder.header is not None
             or decoder.buffer.buffer
             or proto._message_decoder.opcode is not None
+            or getgeneratorstate(proto._parse_more) == GEN_CLOSED
         ):
             return None
         return read_whole_messages(data, limit, most)
