@@ -20,6 +20,7 @@ import base64
 import contextlib
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -475,9 +476,8 @@ def print_report(servers: list[ServerRun], args: argparse.Namespace) -> None:
         f"\n{'clients':<8} {'server':<15} {'round trips/s':>14} {'p50 ms':>7} {'p99 ms':>7}"
         f" {'client CPU':>10} {'server µs/rt':>12}  rounds"
     )
-    by_name: dict[str, ServerRun] = {}
-    for s in servers:  # the first trioframe checkout stands for trioframe in the ratios
-        by_name.setdefault(s.spec.name, s)
+    peers = {s.spec.name: s for s in servers if s.spec.name != "trioframe"}
+    ours_all = [s for s in servers if s.spec.name == "trioframe"]
     for clients in args.clients:
         for i, s in enumerate(servers):
             results = s.results.get(clients)
@@ -495,10 +495,8 @@ def print_report(servers: list[ServerRun], args: argparse.Namespace) -> None:
                 f"{label:<8} {s.spec.label:<15} {mean_rate(results):>14,.0f} {p50:>7.2f}"
                 f" {p99:>7.2f} {cpu:>10.0%} {us_text:>12}  {rounds}{capped}"
             )
-        ours = by_name.get("trioframe")
-        for peer in ("trio-websocket", "uvicorn"):
-            theirs = by_name.get(peer)
-            if not (ours and theirs and ours.results.get(clients) and theirs.results.get(clients)):
+        for ours, (peer, theirs) in itertools.product(ours_all, peers.items()):
+            if not (ours.results.get(clients) and theirs.results.get(clients)):
                 continue
             ratio = mean_rate(ours.results[clients]) / mean_rate(theirs.results[clients])
             line = f"{'':<8} {ours.spec.label} / {peer}: {ratio:.2f} by rate"
