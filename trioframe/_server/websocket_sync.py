@@ -4,12 +4,13 @@ reader task to the handler, and ``SendLock``, the strict FIFO lock every write g
 Both are trio's memory channel and ``StrictFIFOLock`` cut to what a session needs, as they
 sit on the path of every message: neither call is a checkpoint when it does not wait (the
 session passes its own schedule point, ``ServerSession._pass_checkpoint``), and a task that
-waits is parked with ``wait_task_rescheduled`` directly, with no parking lot between.
+waits is parked with ``wait_task_rescheduled`` directly, with no parking lot between. Queues
+and waiters are plain lists: they hold a few items at most, and an empty ``deque`` takes
+760 bytes against a list's 56, on every idle connection.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any, Generic, TypeVar
 
 import trio
@@ -19,7 +20,7 @@ __all__ = ["Inbox", "SendLock"]
 T = TypeVar("T")
 
 
-async def _wait(waiters: deque[trio.lowlevel.Task]) -> None:
+async def _wait(waiters: list[trio.lowlevel.Task]) -> None:
     """Park the current task in ``waiters`` until ``_wake_one`` takes it out. Cancellation:
     a cancel point; a task that was woken is never cancelled there."""
     task = trio.lowlevel.current_task()
@@ -32,8 +33,8 @@ async def _wait(waiters: deque[trio.lowlevel.Task]) -> None:
     await trio.lowlevel.wait_task_rescheduled(abort)
 
 
-def _wake_one(waiters: deque[trio.lowlevel.Task]) -> None:
-    trio.lowlevel.reschedule(waiters.popleft())
+def _wake_one(waiters: list[trio.lowlevel.Task]) -> None:
+    trio.lowlevel.reschedule(waiters.pop(0))
 
 
 class Inbox(Generic[T]):
@@ -44,11 +45,11 @@ class Inbox(Generic[T]):
     __slots__ = ("_closed", "_getters", "_items", "_putters", "_size")
 
     def __init__(self, size: int) -> None:
-        self._items: deque[T] = deque()
+        self._items: list[T] = []
         self._size = size
         self._closed = False
-        self._getters: deque[trio.lowlevel.Task] = deque()
-        self._putters: deque[trio.lowlevel.Task] = deque()
+        self._getters: list[trio.lowlevel.Task] = []
+        self._putters: list[trio.lowlevel.Task] = []
 
     def put_nowait(self, item: T) -> bool:
         """Queue ``item`` if there is room; ``False`` (nothing queued) when full."""
@@ -81,7 +82,7 @@ class Inbox(Generic[T]):
             await _wait(self._getters)
         if self._putters:
             _wake_one(self._putters)
-        return items.popleft()
+        return items.pop(0)
 
     def close(self) -> None:
         """End the inbox: every waiting task is woken (a getter to drain what is left)."""
@@ -100,7 +101,7 @@ class SendLock:
 
     def __init__(self) -> None:
         self.held = False
-        self._waiters: deque[trio.lowlevel.Task] = deque()
+        self._waiters: list[trio.lowlevel.Task] = []
 
     async def acquire(self) -> None:
         """Take the lock. Cancellation: a cancel point while it waits (then the lock is not
