@@ -9,7 +9,7 @@ its own::
     ├── handler     the handler, then the closing handshake
     ├── reader      bytes → wsproto → messages into a bounded queue; pongs, Close replies
     ├── keepalive   a ping every websocket_ping_interval; no pong in time → drop
-    └── watchdog    a write stuck for send_timeout → drop
+    └── watchdog    a write stuck for send_timeout → drop (from the first write that waits)
 
 (The handler runs in a task of its own, not in the exchange's: each step of a task resumes
 every coroutine in its await chain, and the exchange's is deep.)
@@ -17,8 +17,8 @@ every coroutine in its await chain, and the exchange's is deep.)
 Every write goes through one lock (wsproto's output, compressed output in particular, must
 reach the wire in the order it was produced) and is bounded by ``send_timeout``: rather than a
 cancel scope per write (measurably slow on the echo path), a write that has to wait for the
-socket records when it started and a watchdog task closes the stream under a write that has
-not finished in time. On plain TCP a write goes to the socket without waiting
+socket records when it started and a watchdog task, started by the first such write, closes
+the stream under a write that has not finished in time. On plain TCP a write goes to the socket without waiting
 (``send_now``) whenever the socket takes it whole. The handler's calls pass one schedule point
 each, unless the call before waited (``_pass_checkpoint``): an echo loop, which waits for
 every message, does not yield twice per message. When the
@@ -96,6 +96,7 @@ class ServerSession:
         self._send_lock = SendLock()
         self._writing_since: float | None = None  # when the write waiting for the socket began
         self._writes = 0  # waiting writes so far: tells the watchdog one write from the next
+        self._watching = False  # the watchdog has been started
         self._inbox = Inbox[Message](RECEIVE_QUEUE)
         self._handler_waited = False  # the handler's last call waited: the next need not yield
         self._final: Close | None = None  # delivered once the queue is drained
@@ -125,7 +126,6 @@ class ServerSession:
             nursery.start_soon(self._handle, nursery, run, WebSocketConnection(self, subprotocol))
             nursery.start_soon(self._read_loop)
             nursery.start_soon(self._keepalive)
-            nursery.start_soon(self._send_watchdog)
 
     async def _handle(
         self,
@@ -233,12 +233,12 @@ class ServerSession:
     async def send_message(self, data: str | bytes) -> None:
         """Send a text (``str``) or binary message; ``WebSocketClosed`` once closing."""
         await self._pass_checkpoint()
-        await self._send(self._ws.send_message, data, raise_closed=True)
+        self._handler_waited = await self._send(self._ws.send_message, data, raise_closed=True)
 
     async def send_ping(self, data: bytes) -> None:
         """Send a ping; ``WebSocketClosed`` once closing."""
         await self._pass_checkpoint()
-        await self._send_event(Ping(payload=data), raise_closed=True)
+        self._handler_waited = await self._send(self._serialize, (Ping(payload=data),), True)
 
     async def close(self, code: int, reason: str) -> None:
         """Send Close unless the connection is already closing or gone (then nothing
@@ -255,13 +255,14 @@ class ServerSession:
 
     async def _send(
         self, serialize: Callable[[T], bytes | bytearray], what: T, raise_closed: bool = False
-    ) -> None:
+    ) -> bool:
         """Write ``serialize(what)`` under the send lock; nothing when wsproto refuses it
         (``LocalProtocolError``: closing). A handler's send (``raise_closed``) raises
         ``WebSocketClosed`` when it cannot go out: the connection has ended, or the handler
         has been given the final Close. Not a checkpoint unless it waits (for the lock or
-        the socket)."""
+        the socket); returns whether it waited."""
         lock = self._send_lock
+        waited = lock.held
         await lock.acquire()
         try:
             data = None
@@ -271,8 +272,8 @@ class ServerSession:
             if data is None:
                 if raise_closed:
                     raise WebSocketClosed(self._end_code, self._end_reason)
-                return
-            await self._write(data)
+                return waited
+            return await self._write(data) or waited
         finally:
             lock.release()
 
@@ -281,22 +282,25 @@ class ServerSession:
             return self._ws.send(events[0])
         return b"".join([self._ws.send(event) for event in events])
 
-    async def _write(self, data: bytes | bytearray) -> None:
+    async def _write(self, data: bytes | bytearray) -> bool:
         """Write under the send lock: what the socket takes at once, then wait for it to take
-        the rest. A peer that does not take the bytes within ``send_timeout`` (see
-        ``_send_watchdog``) or a broken socket ends the connection."""
+        the rest; returns whether it waited. A peer that does not take the bytes within
+        ``send_timeout`` (see ``_send_watchdog``) or a broken socket ends the connection."""
         send_now = self._send_now
         try:
             sent = 0 if send_now is None else send_now(data)
             if sent < len(data):
                 self._writes += 1
                 self._writing_since = trio.current_time()
+                if not self._watching and self._nursery is not None:
+                    self._watching = True
+                    self._nursery.start_soon(self._send_watchdog)
                 try:
                     await self._stream.send_all(memoryview(data)[sent:] if sent else data)
                 finally:
                     self._writing_since = None
-                self._handler_waited = True
-            return
+                return True
+            return False
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
         await self._abort(1006, "connection lost", Close(1006, ""))
