@@ -262,8 +262,9 @@ class ServerSession:
         has been given the final Close. Not a checkpoint unless it waits (for the lock or
         the socket); returns whether it waited."""
         lock = self._send_lock
-        waited = lock.held
-        await lock.acquire()
+        waited = not lock.acquire_nowait()
+        if waited:
+            await lock.acquire()
         try:
             data = None
             if not (self._ended.is_set() or (raise_closed and self._close_delivered)):

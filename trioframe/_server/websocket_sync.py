@@ -103,6 +103,13 @@ class SendLock:
         self.held = False
         self._waiters: list[trio.lowlevel.Task] = []
 
+    def acquire_nowait(self) -> bool:
+        """Take the lock if it is free; ``False`` (not taken) while another task holds it."""
+        if self.held:
+            return False
+        self.held = True
+        return True
+
     async def acquire(self) -> None:
         """Take the lock. Cancellation: a cancel point while it waits (then the lock is not
         taken); not a checkpoint when the lock is free."""
