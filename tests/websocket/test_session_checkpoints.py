@@ -108,7 +108,8 @@ async def test_every_call_is_a_cancel_point() -> None:
 
     async def handler(ws: WebSocketConnection) -> None:
         await ws.recv()  # waited: the next call needs no schedule point, still a cancel point
-        for call in (ws.send_text("no"), ws.send_text("no"), ws.recv()):
+        calls = (ws.send_text("no"), ws.send_text("no"), ws.recv(), ws.ping(b"no"), ws.close())
+        for call in calls:
             with trio.CancelScope() as scope:
                 scope.cancel()
                 await call
@@ -116,5 +117,5 @@ async def test_every_call_is_a_cancel_point() -> None:
         await ws.send_text("after")
 
     frames = await talk(handler, frame(TEXT, b"go") + frame(TEXT, b"queued"))
-    assert outcomes == ["cancelled"] * 3
+    assert outcomes == ["cancelled"] * 5
     assert frames == [Frame(True, False, TEXT, b"after")]

@@ -18,13 +18,13 @@ Every write goes through one lock (wsproto's output, compressed output in partic
 reach the wire in the order it was produced) and is bounded by ``send_timeout``: rather than a
 cancel scope per write (measurably slow on the echo path), a write that has to wait for the
 socket records when it started and a watchdog task, started by the first such write, closes
-the stream under a write that has not finished in time. On plain TCP a write goes to the socket without waiting
-(``send_now``) whenever the socket takes it whole. The handler's calls pass one schedule point
-each, unless the call before waited (``_pass_checkpoint``): an echo loop, which waits for
-every message, does not yield twice per message. When the
-connection is over (close handshake done, peer gone, protocol error, dead peer) the queue is
-closed and the final ``Message.Close`` waits behind whatever the handler has not read yet.
-When the peer sends Close, or a connection fails (protocol error, oversized message), the
+the stream under a write that has not finished in time. On plain TCP a write goes to the
+socket without waiting (``send_now``) whenever the socket takes it whole. Each of the
+handler's calls is a cancel point, and a schedule point unless the call before it waited
+(``_pass_checkpoint``): an echo loop, which waits for every message, yields once per message,
+not twice. When the connection is over (close handshake done, peer gone, protocol error,
+dead peer) the queue is closed and the final ``Message.Close`` waits behind whatever the
+handler has not read yet. When the peer sends Close, or a connection fails (protocol error, oversized message), the
 handler first answers the messages that came before it (``_let_handler_catch_up``), then the
 server's Close goes out: after the peer's Close, data messages may still be sent until then
 (RFC 6455 section 5.5.1, ``HalfClosingConnection``).
@@ -243,6 +243,7 @@ class ServerSession:
     async def close(self, code: int, reason: str) -> None:
         """Send Close unless the connection is already closing or gone (then nothing
         happens, a write that fails included)."""
+        await self._pass_checkpoint()
         if self._ws.state is ConnectionState.OPEN:
             with suppress(WebSocketClosed):
                 await self._send_event(CloseConnection(code=code, reason=reason))
