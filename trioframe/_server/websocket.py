@@ -15,11 +15,9 @@ its own::
 every coroutine in its await chain, and the exchange's is deep.)
 
 Every write goes through one lock (wsproto's output, compressed output in particular, must
-reach the wire in the order it was produced) and is bounded by ``send_timeout``: rather than a
-cancel scope per write (measurably slow on the echo path), a write that has to wait for the
-socket records when it started and a watchdog task, started by the first such write, closes
-the stream under a write that has not finished in time. On plain TCP a write goes to the
-socket without waiting (``send_now``) whenever the socket takes it whole. Each of the
+reach the wire in the order it was produced) and ``FrameWriter``, which sends on plain TCP
+without waiting what the socket takes whole and bounds a write that waits by
+``send_timeout`` (its watchdog is the fourth task). Each of the
 handler's calls is a cancel point, and a schedule point unless the call before it waited
 (``_pass_checkpoint``): an echo loop, which waits for every message, yields once per message,
 not twice. When the connection is over (close handshake done, peer gone, protocol error,
@@ -57,6 +55,7 @@ from .._websocket.messages import Ping as PingMessage
 from .._websocket.messages import Pong as PongMessage
 from .config import ServerConfig
 from .websocket_sync import Inbox, SendLock
+from .websocket_writer import FrameWriter
 
 __all__ = ["PING_FLOOD", "RECEIVE_QUEUE", "ServerSession"]
 
@@ -89,14 +88,8 @@ class ServerSession:
         self._timeouts = config.timeouts
         self._options = config.websocket_options
         self._ws = HalfClosingConnection(ConnectionType.SERVER, extensions)
-        #: the stream's write that takes what the socket takes without waiting, if it has one
-        self._send_now: Callable[[bytes | bytearray], int] | None = getattr(
-            stream, "send_now", None
-        )
         self._send_lock = SendLock()
-        self._writing_since: float | None = None  # when the write waiting for the socket began
-        self._writes = 0  # waiting writes so far: tells the watchdog one write from the next
-        self._watching = False  # the watchdog has been started
+        self._writer = FrameWriter(stream, config.timeouts.send_timeout, self._send_timed_out)
         self._inbox = Inbox[Message](RECEIVE_QUEUE)
         self._handler_waited = False  # the handler's last call waited: the next need not yield
         self._final: Close | None = None  # delivered once the queue is drained
@@ -260,8 +253,9 @@ class ServerSession:
         """Write ``serialize(what)`` under the send lock; nothing when wsproto refuses it
         (``LocalProtocolError``: closing). A handler's send (``raise_closed``) raises
         ``WebSocketClosed`` when it cannot go out: the connection has ended, or the handler
-        has been given the final Close. Not a checkpoint unless it waits (for the lock or
-        the socket); returns whether it waited."""
+        has been given the final Close; a broken stream or a write that timed out ends the
+        connection (``WebSocketClosed`` for any send). Not a checkpoint unless it waits (for
+        the lock or the socket); returns whether it waited."""
         lock = self._send_lock
         waited = not lock.acquire_nowait()
         if waited:
@@ -275,7 +269,11 @@ class ServerSession:
                 if raise_closed:
                     raise WebSocketClosed(self._end_code, self._end_reason)
                 return waited
-            return await self._write(data) or waited
+            try:  # bounded by send_timeout (FrameWriter)
+                return await self._writer.write(data, self._nursery) or waited
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                await self._abort(1006, "connection lost", Close(1006, ""))
+                raise WebSocketClosed(self._end_code, self._end_reason) from None
         finally:
             lock.release()
 
@@ -284,44 +282,9 @@ class ServerSession:
             return self._ws.send(events[0])
         return b"".join([self._ws.send(event) for event in events])
 
-    async def _write(self, data: bytes | bytearray) -> bool:
-        """Write under the send lock: what the socket takes at once, then wait for it to take
-        the rest; returns whether it waited. A peer that does not take the bytes within
-        ``send_timeout`` (see ``_send_watchdog``) or a broken socket ends the connection."""
-        send_now = self._send_now
-        try:
-            sent = 0 if send_now is None else send_now(data)
-            if sent < len(data):
-                self._writes += 1
-                self._writing_since = trio.current_time()
-                if not self._watching and self._nursery is not None:
-                    self._watching = True
-                    self._nursery.start_soon(self._send_watchdog)
-                try:
-                    await self._stream.send_all(memoryview(data)[sent:] if sent else data)
-                finally:
-                    self._writing_since = None
-                return True
-            return False
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        await self._abort(1006, "connection lost", Close(1006, ""))
-        raise WebSocketClosed(self._end_code, self._end_reason)
-
-    async def _send_watchdog(self) -> None:
-        """Drop the connection (1006, "send timed out") under a write that has waited
-        ``send_timeout`` for the peer to read: the stuck ``send_all`` then fails."""
-        timeout = self._timeouts.send_timeout
-        while True:
-            since, serial = self._writing_since, self._writes
-            if since is None:
-                await trio.sleep(timeout)
-                continue
-            await trio.sleep_until(since + timeout)
-            if self._writing_since is not None and self._writes == serial:
-                log.info("WebSocket peer did not read for %s s: dropping it", timeout)
-                await self._abort(1006, "send timed out", Close(1006, ""))
-                return
+    async def _send_timed_out(self) -> None:
+        """The writer's watchdog: a write has waited ``send_timeout`` for the peer to read."""
+        await self._abort(1006, "send timed out", Close(1006, ""))
 
     # -- reading --------------------------------------------------------------------------------
     async def _receive_bytes(self) -> bytes:
