@@ -2,7 +2,7 @@
 """Count the CPU instructions trioframe spends per HTTP/2 request and per WebSocket message.
 
     python bench/instructions_streams.py [--requests 2000] [--rounds 3] [--only h2,ws]
-        [--trioframe main=/work/main --trioframe new=/work/wt/x] [--json out.json]
+        [--trioframe main=/work/main --trioframe new=/work/wt/x] [--no-peers] [--json out.json]
 
 The HTTP/2 and WebSocket companion of bench/instructions.py, with its method: each checkout's
 server runs as one process under valgrind's callgrind on 127.0.0.1, and this script, not under
@@ -11,7 +11,9 @@ valgrind, is the client (bench/stream_clients.py). Two workloads:
     h2   apps/trioframe_app.py --http2: GET /plaintext over h2c with prior knowledge,
          --connections connections sending --streams requests at a time (Python h2)
     ws   autobahn/echo_app.py: a Router.websocket route echoing 16-byte text messages to
-         --ws-connections connections, which take turns (websockets' sync client)
+         --ws-connections connections, which take turns (websockets' sync client); beside
+         it, as peers, Uvicorn with the websockets library on the asyncio loop serving the
+         same echo (apps/uvicorn_ws_echo.py) from a Starlette route and from a bare ASGI app
 
 Each round opens fresh connections, warms up on them, has the server collect its garbage, and
 counts ``--requests`` requests (or messages) on the same connections; the figure is the median
@@ -39,13 +41,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from checkouts import PY, TRIOFRAME_PROBE, Checkout, add_option, parse_checkouts, probe
 from http2 import TRIOFRAME_H2_PROBE, UNLIMITED, check_endpoints_h2
-from instructions import Callgrind, Count, ServerSpec, kill_all_servers, versions
+from instructions import VERSIONS, Callgrind, Count, ServerSpec, kill_all_servers, versions
 from run import APPS, ServerFailed, free_port, wait_for_port
 from stream_clients import EchoClient, H2Client
 
 #: Runs an app with a full garbage collection on SIGUSR1, sent before each count.
 COLLECTING = (PY, str(APPS / "collect_on_signal.py"))
 ECHO_APP = Path(__file__).resolve().parent / "autobahn" / "echo_app.py"
+UVICORN_WS_APP = APPS / "uvicorn_ws_echo.py"
 #: Idle connections' timeout and the WebSocket keep-alive pings: nothing on a timer while counting.
 QUIET_SECONDS = "3600"
 TRIOFRAME_WS_PROBE = (
@@ -79,13 +82,29 @@ class Client(Protocol):
 
 @dataclass(frozen=True)
 class Workload:
-    """What ``--only`` selects: a server command and the client that drives it."""
+    """What ``--only`` selects: trioframe's server command, the client that drives it, and
+    other servers measured with the same client (left out with ``--no-peers``)."""
 
     name: str
     description: str
     probe: str
     command: Callable[[int], list[str]]
     client: Callable[[int, Options], Client]
+    peers: tuple[ServerSpec, ...] = ()
+
+
+def uvicorn_ws_peer(app: str) -> ServerSpec:
+    """apps/uvicorn_ws_echo.py with ``--app app``: Uvicorn + websockets, asyncio loop."""
+    framework = "Starlette" if app == "starlette" else "bare ASGI"
+    return ServerSpec(
+        "ws",
+        "uvicorn-ws" if app == "starlette" else "uvicorn-ws-asgi",
+        VERSIONS + "import importlib.util, starlette, uvicorn, websockets\n"
+        "c = importlib.util.find_spec('websockets.speedups') is not None\n"
+        f"print('{framework} on Uvicorn', v('uvicorn'), '--ws websockets', v('websockets'),"
+        " '(C speedups)' if c else '(pure Python)', 'Starlette', v('starlette'), 'loop=asyncio')",
+        lambda port: [*COLLECTING, str(UVICORN_WS_APP), str(port), "--app", app],
+    )
 
 
 WORKLOADS = [
@@ -108,6 +127,7 @@ WORKLOADS = [
         TRIOFRAME_WS_PROBE,
         lambda port: [*COLLECTING, str(ECHO_APP), str(port), "--ping-interval", QUIET_SECONDS],
         lambda port, opts: EchoClient(port, opts.ws_connections, opts.timeout),
+        (uvicorn_ws_peer("starlette"), uvicorn_ws_peer("asgi")),
     ),
 ]
 WORKLOAD_NAMES = [workload.name for workload in WORKLOADS]
@@ -143,17 +163,21 @@ def count_round(workload: Workload, port: int, server: Callgrind, opts: Options)
         client.close()
 
 
-def measure(workload: Workload, checkout: Checkout, opts: Options) -> Result:
-    """Start the checkout's server for the workload under callgrind and count its rounds."""
-    result = Result(checkout.label, workload.name, requests=opts.requests)
-    ok, result.detail = probe(workload.probe, checkout)
+def checkout_spec(workload: Workload, checkout: Checkout) -> ServerSpec:
+    """trioframe from ``checkout`` serving the workload."""
+    return ServerSpec(workload.name, checkout.label, workload.probe, workload.command, checkout)
+
+
+def measure(workload: Workload, spec: ServerSpec, opts: Options) -> Result:
+    """Start the server for the workload under callgrind and count its rounds."""
+    result = Result(spec.label, workload.name, requests=opts.requests)
+    ok, result.detail = probe(spec.probe, spec.checkout)
     if not ok:
         result.status = "skipped"
         return result
     port = free_port()
-    tag = f"[{checkout.label} {workload.name}]"
+    tag = f"[{spec.label} {workload.name}]"
     print(f"{tag} {result.detail}: under callgrind on 127.0.0.1:{port}", flush=True)
-    spec = ServerSpec(workload.name, checkout.label, workload.probe, workload.command, checkout)
     with tempfile.TemporaryDirectory(prefix="trioframe-callgrind-") as workdir:
         server = Callgrind(spec, port, Path(workdir))
         try:
@@ -163,7 +187,7 @@ def measure(workload: Workload, checkout: Checkout, opts: Options) -> Result:
             for index in range(opts.rounds):
                 result.counts.append(count := count_round(workload, port, server, opts))
                 if opts.profiles:
-                    name = f"{checkout.label}.{workload.name}.{index + 1}.callgrind"
+                    name = f"{spec.label}.{workload.name}.{index + 1}.callgrind"
                     shutil.copy(server.last_dump, opts.profiles / name)
                 print(
                     f"{tag} round {index + 1}: {result.each()[-1] / 1000:,.2f} k instructions "
@@ -269,6 +293,9 @@ def parse_args() -> tuple[argparse.Namespace, list[Checkout], list[Workload], Op
         default=min(2, len(os.sched_getaffinity(0))),
         help="servers measured at the same time (one per core: 2 here); counts do not change",
     )
+    parser.add_argument(
+        "--no-peers", action="store_true", help="measure trioframe's checkouts only"
+    )
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
     parser.add_argument(
         "--profiles", type=Path, help="keep every count's callgrind dump in this directory"
@@ -310,7 +337,14 @@ def main() -> int:
     if opts.profiles:
         opts.profiles.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop the servers, as on ctrl-c
-    jobs = [(workload, checkout) for workload in workloads for checkout in checkouts]
+    jobs = [
+        (workload, spec)
+        for workload in workloads
+        for spec in [
+            *(checkout_spec(workload, checkout) for checkout in checkouts),
+            *(() if args.no_peers else workload.peers),
+        ]
+    ]
     started = time.monotonic()
     with ThreadPoolExecutor(min(args.jobs, len(jobs)) or 1) as pool:
         try:

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""WebSocket echo round trips per second: trioframe against trio-websocket's own server.
+"""WebSocket echo round trips per second: trioframe against trio-websocket and Uvicorn.
 
     python bench/websocket.py [--duration 5] [--rounds 2] [--clients 1,50] [--size 64]
-        [--client raw|websockets] [--only trioframe,trio-websocket] [--json out.json]
+        [--client raw|websockets] [--only trioframe,trio-websocket,uvicorn] [--json out.json]
 
-Both echo servers (``bench/autobahn/echo_app.py`` and ``bench/autobahn/trio_websocket_echo.py``)
-run as processes on 127.0.0.1 on free ports, pinned to one core; the load generator is a
+The echo servers (``bench/autobahn/echo_app.py``, ``bench/autobahn/trio_websocket_echo.py``
+and Uvicorn + websockets on asyncio, ``bench/apps/uvicorn_ws_echo.py``) run as processes on 127.0.0.1 on free ports, pinned to one core; the load generator is a
 separate process per measurement, pinned to the other core. Each connection sends one text
 message, waits for the echo, checks it byte for byte and sends the next, so ``--clients``
 connections keep that many messages in flight. The servers are measured alternately (A, B,
@@ -18,7 +18,9 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -35,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from checkouts import PY, ROOT
+from checkouts import PY, ROOT, add_option, environment, parse_checkouts
 from run import (  # the sibling script is the library here
     ServerFailed,
     ServerSpec,
@@ -48,15 +50,14 @@ from run import (  # the sibling script is the library here
 )
 
 AUTOBAHN = Path(__file__).resolve().parent / "autobahn"
+APPS = Path(__file__).resolve().parent / "apps"
 VERSIONS = "from importlib.metadata import version as v\n"
 SERVERS = [
     ServerSpec(
         "trioframe",
         "trioframe Router().websocket echo",
-        "import trioframe\nfrom trioframe import Message, Router, WebSocketConnection\n"
-        "Router().websocket\nfrom importlib.metadata import version as v\n"
-        "print('trioframe', getattr(trioframe, '__version__', '?'), 'from',"
-        " trioframe.__path__[0] + ', wsproto', v('wsproto'))",
+        "import trioframe, wsproto\nfrom trioframe import Message, Router, WebSocketConnection\n"
+        "Router().websocket\nprint(trioframe.__path__[0])",
         lambda port: [PY, str(AUTOBAHN / "echo_app.py"), str(port)],
     ),
     ServerSpec(
@@ -66,6 +67,14 @@ SERVERS = [
         "print('trio-websocket', v('trio-websocket') + ', wsproto', v('wsproto'),"
         " '+ trio', v('trio'))",
         lambda port: [PY, str(AUTOBAHN / "trio_websocket_echo.py"), str(port)],
+    ),
+    ServerSpec(
+        "uvicorn",
+        "Uvicorn --ws websockets, Starlette echo route",
+        VERSIONS + "import starlette, uvicorn, websockets\n"
+        "print('Uvicorn', v('uvicorn'), '+ websockets', v('websockets'), '+ Starlette',"
+        " v('starlette'), 'on asyncio')",
+        lambda port: [PY, str(APPS / "uvicorn_ws_echo.py"), str(port)],
     ),
 ]
 SERVER_NAMES = [spec.name for spec in SERVERS]
@@ -390,7 +399,7 @@ def start(server: ServerRun, log: Path, args: argparse.Namespace) -> None:
         server.proc = subprocess.Popen(
             server.spec.command(server.port),
             cwd=ROOT,
-            env=subprocess_env(),
+            env=environment(server.spec.checkout),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -398,7 +407,7 @@ def start(server: ServerRun, log: Path, args: argparse.Namespace) -> None:
             preexec_fn=pin_to(args.server_cpu),
         )
     wait_for_port(server.proc, server.port, 20.0)
-    print(f"[{server.spec.name}] {server.detail}: serving on 127.0.0.1:{server.port}", flush=True)
+    print(f"[{server.spec.label}] {server.detail}: serving on 127.0.0.1:{server.port}", flush=True)
 
 
 def fail(server: ServerRun, exc: Exception, log: Path) -> None:
@@ -414,13 +423,13 @@ def measure(servers: list[ServerRun], logs: Path, args: argparse.Namespace) -> N
                 try:
                     run_load(server.port, clients, args.warmup, args)
                 except (ServerFailed, subprocess.TimeoutExpired) as exc:
-                    fail(server, exc, logs / f"{server.spec.name}.log")
+                    fail(server, exc, logs / f"{server.spec.label}.log")
         for round_no in range(1, args.rounds + 1):
             for server in servers:  # interleaved: A, B, A, B
                 if server.status != "ok":
                     continue
                 print(
-                    f"[{server.spec.name}] {clients} client(s), round {round_no}/{args.rounds}",
+                    f"[{server.spec.label}] {clients} client(s), round {round_no}/{args.rounds}",
                     flush=True,
                 )
                 assert server.proc is not None
@@ -428,14 +437,14 @@ def measure(servers: list[ServerRun], logs: Path, args: argparse.Namespace) -> N
                 try:
                     result = run_load(server.port, clients, args.duration, args)
                 except (ServerFailed, subprocess.TimeoutExpired) as exc:
-                    fail(server, exc, logs / f"{server.spec.name}.log")
+                    fail(server, exc, logs / f"{server.spec.label}.log")
                     continue
                 cpu_after = process_cpu_seconds(server.proc.pid)
                 if cpu_before is not None and cpu_after is not None:
                     result.server_cpu_seconds = cpu_after - cpu_before
                 server.results.setdefault(clients, []).append(result)
                 if server.proc is not None and server.proc.poll() is not None:
-                    fail(server, ServerFailed("died under load"), logs / f"{server.spec.name}.log")
+                    fail(server, ServerFailed("died under load"), logs / f"{server.spec.label}.log")
 
 
 def mean_rate(results: list[LoadResult]) -> float:
@@ -462,12 +471,13 @@ def print_report(servers: list[ServerRun], args: argparse.Namespace) -> None:
     )
     for s in servers:
         stop = f" [{s.stop}]" if s.stop else ""
-        print(f"  {s.spec.name:<15} {s.status:<8} {s.spec.description}{stop}: {s.detail}")
+        print(f"  {s.spec.label:<15} {s.status:<8} {s.spec.description}{stop}: {s.detail}")
     print(
         f"\n{'clients':<8} {'server':<15} {'round trips/s':>14} {'p50 ms':>7} {'p99 ms':>7}"
         f" {'client CPU':>10} {'server µs/rt':>12}  rounds"
     )
-    by_name = {s.spec.name: s for s in servers}
+    peers = {s.spec.name: s for s in servers if s.spec.name != "trioframe"}
+    ours_all = [s for s in servers if s.spec.name == "trioframe"]
     for clients in args.clients:
         for i, s in enumerate(servers):
             results = s.results.get(clients)
@@ -482,14 +492,14 @@ def print_report(servers: list[ServerRun], args: argparse.Namespace) -> None:
             capped = " (message cap reached)" if any(r.capped for r in results) else ""
             label = str(clients) if i == 0 else ""
             print(
-                f"{label:<8} {s.spec.name:<15} {mean_rate(results):>14,.0f} {p50:>7.2f}"
+                f"{label:<8} {s.spec.label:<15} {mean_rate(results):>14,.0f} {p50:>7.2f}"
                 f" {p99:>7.2f} {cpu:>10.0%} {us_text:>12}  {rounds}{capped}"
             )
-        ours = by_name.get("trioframe")
-        theirs = by_name.get("trio-websocket")
-        if ours and theirs and ours.results.get(clients) and theirs.results.get(clients):
+        for ours, (peer, theirs) in itertools.product(ours_all, peers.items()):
+            if not (ours.results.get(clients) and theirs.results.get(clients)):
+                continue
             ratio = mean_rate(ours.results[clients]) / mean_rate(theirs.results[clients])
-            line = f"{'':<8} trioframe / trio-websocket: {ratio:.2f} by rate"
+            line = f"{'':<8} {ours.spec.label} / {peer}: {ratio:.2f} by rate"
             our_us, their_us = server_us(ours.results[clients]), server_us(theirs.results[clients])
             if our_us and their_us:  # as a speed: their CPU per round trip over ours
                 line += f", {their_us / our_us:.2f} by server CPU per round trip"
@@ -512,8 +522,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         default=",".join(SERVER_NAMES),
-        help=f"comma-separated servers, from {','.join(SERVER_NAMES)} (default: both)",
+        help=f"comma-separated servers, from {','.join(SERVER_NAMES)} (default: all)",
     )
+    add_option(parser)
     parser.add_argument(
         "--max-messages",
         type=int,
@@ -546,15 +557,23 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["client"]:
         return client_main(argv[1:])
     args = parse_args(argv)
-    servers = [ServerRun(spec) for spec in SERVERS if spec.name in args.only]
+    checkouts = parse_checkouts(args.trioframe) if args.trioframe else [None]
+    servers = [
+        ServerRun(
+            dataclasses.replace(spec, checkout=checkout) if spec.name == "trioframe" else spec
+        )
+        for spec in SERVERS
+        if spec.name in args.only
+        for checkout in (checkouts if spec.name == "trioframe" else [None])
+    ]
     with tempfile.TemporaryDirectory(prefix="trioframe-wsbench-") as tmp:
         logs = Path(tmp)
         try:
             for server in servers:
                 try:
-                    start(server, logs / f"{server.spec.name}.log", args)
+                    start(server, logs / f"{server.spec.label}.log", args)
                 except ServerFailed as exc:
-                    fail(server, exc, logs / f"{server.spec.name}.log")
+                    fail(server, exc, logs / f"{server.spec.label}.log")
             measure(servers, logs, args)
         finally:
             for server in servers:
@@ -566,7 +585,7 @@ def main(argv: list[str]) -> int:
             "options": {k: v for k, v in vars(args).items() if k != "json"},
             "servers": [
                 {
-                    "name": s.spec.name,
+                    "name": s.spec.label,
                     "status": s.status,
                     "detail": s.detail,
                     "stop": s.stop,

@@ -88,7 +88,7 @@ class Transport:
                 return data
 
     # -- writing ------------------------------------------------------------------------------
-    def send_now(self, data: bytes | memoryview) -> int:
+    def send_now(self, data: bytes | bytearray | memoryview) -> int:
         """Send what the socket takes without waiting; returns how many bytes of ``data`` it
         took (0 for a stream that can only be written by waiting). ``BrokenResourceError``
         when the peer is gone."""

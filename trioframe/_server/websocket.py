@@ -6,18 +6,23 @@ It runs in the task and cancel scope of the exchange that switched protocols, in
 its own::
 
     ServerSession.serve
+    ├── handler     the handler, then the closing handshake
     ├── reader      bytes → wsproto → messages into a bounded queue; pongs, Close replies
     ├── keepalive   a ping every websocket_ping_interval; no pong in time → drop
-    ├── watchdog    a write stuck for send_timeout → drop
-    └── (serve itself) the handler, then the closing handshake
+    └── watchdog    a write stuck for send_timeout → drop (from the first write that waits)
+
+(The handler runs in a task of its own, not in the exchange's: each step of a task resumes
+every coroutine in its await chain, and the exchange's is deep.)
 
 Every write goes through one lock (wsproto's output, compressed output in particular, must
-reach the wire in the order it was produced) and is bounded by ``send_timeout``: rather than a
-cancel scope per write (measurably slow on the echo path), the writer records when it started
-and a watchdog task closes the stream under a write that has not finished in time. When the
-connection is over (close handshake done, peer gone, protocol error, dead peer) the queue is
-closed and the final ``Message.Close`` waits behind whatever the handler has not read yet.
-When the peer sends Close, or a connection fails (protocol error, oversized message), the
+reach the wire in the order it was produced) and ``FrameWriter``, which sends on plain TCP
+without waiting what the socket takes whole and bounds a write that waits by
+``send_timeout`` (its watchdog is the fourth task). Each of the
+handler's calls is a cancel point, and a schedule point unless the call before it waited
+(``_pass_checkpoint``): an echo loop, which waits for every message, yields once per message,
+not twice. When the connection is over (close handshake done, peer gone, protocol error,
+dead peer) the queue is closed and the final ``Message.Close`` waits behind whatever the
+handler has not read yet. When the peer sends Close, or a connection fails (protocol error, oversized message), the
 handler first answers the messages that came before it (``_let_handler_catch_up``), then the
 server's Close goes out: after the peer's Close, data messages may still be sent until then
 (RFC 6455 section 5.5.1, ``HalfClosingConnection``).
@@ -28,7 +33,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import suppress
-from typing import Any
+from typing import Any, TypeVar
 
 import trio
 from wsproto.connection import ConnectionState, ConnectionType
@@ -49,6 +54,8 @@ from .._websocket.messages import Close, Message
 from .._websocket.messages import Ping as PingMessage
 from .._websocket.messages import Pong as PongMessage
 from .config import ServerConfig
+from .websocket_sync import Inbox, SendLock
+from .websocket_writer import FrameWriter
 
 __all__ = ["PING_FLOOD", "RECEIVE_QUEUE", "ServerSession"]
 
@@ -62,6 +69,8 @@ RECEIVE_QUEUE = 16
 PING_FLOOD = 16
 _KEEPALIVE_PAYLOAD = b"trioframe"
 _GOING_AWAY = (1001, "server shutting down")
+
+T = TypeVar("T")
 
 
 class ServerSession:
@@ -79,10 +88,10 @@ class ServerSession:
         self._timeouts = config.timeouts
         self._options = config.websocket_options
         self._ws = HalfClosingConnection(ConnectionType.SERVER, extensions)
-        self._send_lock = trio.StrictFIFOLock()
-        self._writing_since: float | None = None  # when the write in progress began
-        self._writes = 0  # writes begun so far: tells the watchdog one write from the next
-        self._inbox_writer, self._inbox = trio.open_memory_channel[Message](RECEIVE_QUEUE)
+        self._send_lock = SendLock()
+        self._writer = FrameWriter(stream, config.timeouts.send_timeout, self._send_timed_out)
+        self._inbox = Inbox[Message](RECEIVE_QUEUE)
+        self._handler_waited = False  # the handler's last call waited: the next need not yield
         self._final: Close | None = None  # delivered once the queue is drained
         self._receiving = True  # the queue is open: messages may still come
         self._close_delivered = False  # the handler has the final Close: its sends are over
@@ -107,22 +116,31 @@ class ServerSession:
         raised) and wait up to ``websocket_close_timeout`` for the peer's Close."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            nursery.start_soon(self._handle, nursery, run, WebSocketConnection(self, subprotocol))
             nursery.start_soon(self._read_loop)
             nursery.start_soon(self._keepalive)
-            nursery.start_soon(self._send_watchdog)
-            try:
-                code, reason = await self._run_handler(run, WebSocketConnection(self, subprotocol))
-                self._discard = True
-                if self._caught_up is not None:
-                    self._caught_up.set()
-                await self.close(code, reason)
-                with trio.move_on_after(self._options.websocket_close_timeout):
-                    await self._ended.wait()
-                nursery.cancel_scope.cancel()
-            finally:
-                # From here the nursery may close at any moment: a shutdown or a disconnect
-                # that comes now has no handler left to tell, so nothing is started for it.
-                self._nursery = None
+
+    async def _handle(
+        self,
+        nursery: trio.Nursery,
+        run: Callable[[WebSocketConnection], Awaitable[Any]],
+        ws: WebSocketConnection,
+    ) -> None:
+        """The handler's task: the handler, then the closing handshake; then the other tasks
+        are cancelled."""
+        try:
+            code, reason = await self._run_handler(run, ws)
+            self._discard = True
+            if self._caught_up is not None:
+                self._caught_up.set()
+            await self.close(code, reason)
+            with trio.move_on_after(self._options.websocket_close_timeout):
+                await self._ended.wait()
+            nursery.cancel_scope.cancel()
+        finally:
+            # From here the nursery may close at any moment: a shutdown or a disconnect
+            # that comes now has no handler left to tell, so nothing is started for it.
+            self._nursery = None
 
     async def _run_handler(
         self, run: Callable[[WebSocketConnection], Awaitable[Any]], ws: WebSocketConnection
@@ -151,7 +169,7 @@ class ServerSession:
             self._receiving = False
             self._end_code, self._end_reason = code, reason
             self._final = Close(code, reason)
-            self._inbox_writer.close()
+            self._inbox.close()
 
     def _end(self, code: int, reason: str, final: Close) -> None:
         """The connection is over: no more bytes either way. The handler drains its queue,
@@ -182,87 +200,91 @@ class ServerSession:
         self._asked += 1
         if self._caught_up is not None and self._asked > self._queued:
             self._caught_up.set()
+        inbox = self._inbox
         try:
-            return await self._inbox.receive()
+            if inbox.ready():
+                await self._pass_checkpoint()
+                return await inbox.get()  # (at once)
+            message = await inbox.get()
+            self._handler_waited = True
+            return message
         except trio.EndOfChannel:
             final, self._final = self._final, None
             self._close_delivered = True
             return final
 
+    async def _pass_checkpoint(self) -> None:
+        """The checkpoint of a handler's call that will not wait: a cancel point always, a
+        schedule point unless the handler's call before this one waited (it let the other
+        tasks run then). No two calls of a handler in a row go without a schedule point."""
+        if self._handler_waited:
+            self._handler_waited = False
+            await trio.lowlevel.checkpoint_if_cancelled()
+        else:
+            await trio.lowlevel.checkpoint()
+
     async def send_message(self, data: str | bytes) -> None:
         """Send a text (``str``) or binary message; ``WebSocketClosed`` once closing."""
-        event = TextMessage(data=data) if isinstance(data, str) else BytesMessage(data=data)
-        await self._send_event(event, raise_closed=True)
+        await self._pass_checkpoint()
+        self._handler_waited = await self._send(self._ws.send_message, data, raise_closed=True)
 
     async def send_ping(self, data: bytes) -> None:
         """Send a ping; ``WebSocketClosed`` once closing."""
-        await self._send_event(Ping(payload=data), raise_closed=True)
+        await self._pass_checkpoint()
+        self._handler_waited = await self._send(self._serialize, (Ping(payload=data),), True)
 
     async def close(self, code: int, reason: str) -> None:
         """Send Close unless the connection is already closing or gone (then nothing
         happens, a write that fails included)."""
+        await self._pass_checkpoint()
         if self._ws.state is ConnectionState.OPEN:
             with suppress(WebSocketClosed):
                 await self._send_event(CloseConnection(code=code, reason=reason))
 
     # -- writing --------------------------------------------------------------------------------
     async def _send_event(self, *events: Event, raise_closed: bool = False) -> None:
-        """Serialize ``events`` and write them in one go, under the send lock. A handler's
-        send (``raise_closed``) raises ``WebSocketClosed`` when it cannot go out: the
-        connection has ended, or the handler has been given the final Close."""
+        """Serialize ``events`` and write them in one go, under the send lock (see
+        ``_send``)."""
+        await self._send(self._serialize, events, raise_closed=raise_closed)
+
+    async def _send(
+        self, serialize: Callable[[T], bytes | bytearray], what: T, raise_closed: bool = False
+    ) -> bool:
+        """Write ``serialize(what)`` under the send lock; nothing when wsproto refuses it
+        (``LocalProtocolError``: closing). A handler's send (``raise_closed``) raises
+        ``WebSocketClosed`` when it cannot go out: the connection has ended, or the handler
+        has been given the final Close; a broken stream or a write that timed out ends the
+        connection (``WebSocketClosed`` for any send). Not a checkpoint unless it waits (for
+        the lock or the socket); returns whether it waited."""
         lock = self._send_lock
-        try:
-            lock.acquire_nowait()  # uncontended: no extra trip through the scheduler
-        except trio.WouldBlock:
+        waited = not lock.acquire_nowait()
+        if waited:
             await lock.acquire()
         try:
-            over = self._ended.is_set() or (raise_closed and self._close_delivered)
-            data = None if over else self._serialize(events)
+            data = None
+            if not (self._ended.is_set() or (raise_closed and self._close_delivered)):
+                with suppress(LocalProtocolError):
+                    data = serialize(what)
             if data is None:
                 if raise_closed:
                     raise WebSocketClosed(self._end_code, self._end_reason)
-                return
-            await self._write(data)
+                return waited
+            try:  # bounded by send_timeout (FrameWriter)
+                return await self._writer.write(data, self._nursery) or waited
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                await self._abort(1006, "connection lost", Close(1006, ""))
+                raise WebSocketClosed(self._end_code, self._end_reason) from None
         finally:
             lock.release()
 
-    def _serialize(self, events: tuple[Event, ...]) -> bytes | None:
-        try:
-            if len(events) == 1:
-                return self._ws.send(events[0])
-            return b"".join([self._ws.send(event) for event in events])
-        except LocalProtocolError:  # closing: wsproto accepts no more messages
-            return None
+    def _serialize(self, events: tuple[Event, ...]) -> bytes:
+        if len(events) == 1:
+            return self._ws.send(events[0])
+        return b"".join([self._ws.send(event) for event in events])
 
-    async def _write(self, data: bytes) -> None:
-        """Write under the send lock. A peer that does not take the bytes within
-        ``send_timeout`` (see ``_send_watchdog``) or a broken socket ends the connection."""
-        self._writes += 1
-        self._writing_since = trio.current_time()
-        try:
-            await self._stream.send_all(data)
-            return
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        finally:
-            self._writing_since = None
-        await self._abort(1006, "connection lost", Close(1006, ""))
-        raise WebSocketClosed(self._end_code, self._end_reason)
-
-    async def _send_watchdog(self) -> None:
-        """Drop the connection (1006, "send timed out") under a write that has waited
-        ``send_timeout`` for the peer to read: the stuck ``send_all`` then fails."""
-        timeout = self._timeouts.send_timeout
-        while True:
-            since, serial = self._writing_since, self._writes
-            if since is None:
-                await trio.sleep(timeout)
-                continue
-            await trio.sleep_until(since + timeout)
-            if self._writing_since is not None and self._writes == serial:
-                log.info("WebSocket peer did not read for %s s: dropping it", timeout)
-                await self._abort(1006, "send timed out", Close(1006, ""))
-                return
+    async def _send_timed_out(self) -> None:
+        """The writer's watchdog: a write has waited ``send_timeout`` for the peer to read."""
+        await self._abort(1006, "send timed out", Close(1006, ""))
 
     # -- reading --------------------------------------------------------------------------------
     async def _receive_bytes(self) -> bytes:
@@ -278,8 +300,14 @@ class ServerSession:
             if not data:  # the peer went away without a Close
                 self._end(1006, "", Close(1006, ""))
                 return
-            ws.receive_data(data)
-            try:  # one event at a time: a read of tiny frames is never a list of them
+            try:
+                whole = ws.read_messages(data, self._assembler.limit, RECEIVE_QUEUE)
+                if whole is not None:  # whole data frames only, read without wsproto
+                    for message in whole:
+                        await self._queue(message)
+                    continue
+                ws.receive_data(data)
+                # one event at a time: a read of tiny frames is never a list of them
                 await self._process(ws.events())
             except (WebSocketClosed, trio.ClosedResourceError):
                 return  # a write failed, or the queue was closed: the connection has ended
@@ -293,12 +321,8 @@ class ServerSession:
                 except MessageTooLarge as error:
                     await self._fail(1009, str(error))
                     return
-                if message is not None and not self._discard:
-                    try:  # room in the queue: no trip through the scheduler
-                        self._inbox_writer.send_nowait(message)
-                    except trio.WouldBlock:
-                        await self._deliver(message)
-                    self._queued += 1
+                if message is not None:
+                    await self._queue(message)
             elif type(event) is Ping:
                 if len(pings) > PING_FLOOD:
                     pings[-1] = event
@@ -315,21 +339,28 @@ class ServerSession:
             answered = pings if len(pings) <= PING_FLOOD else pings[-1:]
             await self._send_event(*[ping.response() for ping in answered])
 
+    async def _queue(self, message: Message) -> None:
+        """Hand a data message to the handler (or drop it once the handler has finished)."""
+        if not self._discard:
+            if not self._inbox.put_nowait(message):  # the queue is full
+                await self._deliver(message)
+            self._queued += 1
+
     async def _deliver(self, message: Message) -> None:
         """Wait for room in the full queue (the handler is behind): meanwhile nothing is read,
         and TCP flow control slows the peer down."""
         self._reader_waits = True
         try:
-            await self._inbox_writer.send(message)
+            await self._inbox.put(message)
         finally:
             self._reader_waits = False
 
     def _offer(self, message: Message) -> None:
         """Deliver a control message if the queue has room (they are never worth blocking
         the reader for)."""
-        with suppress(trio.WouldBlock, trio.ClosedResourceError):
-            self._inbox_writer.send_nowait(message)
-            self._queued += 1
+        with suppress(trio.ClosedResourceError):
+            if self._inbox.put_nowait(message):
+                self._queued += 1
 
     async def _on_close(self, event: CloseConnection) -> None:
         code, reason = int(event.code), event.reason or ""

@@ -26,6 +26,8 @@ from ..exchange import CLOSE, KEEP_ALIVE, LINGER, PEER_GONE, Exchange, ExchangeG
 from .error_answer import send_error_answer
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..._http.tls import TLSInfo
     from ..._protocol.http1_base import BaseHTTP1Adapter
     from ..._protocol.request_head import RequestHead
@@ -298,6 +300,12 @@ class _UpgradedStream(trio.abc.Stream):
 
     def __init__(self, connection: ConnectionView) -> None:
         self._connection = connection
+        #: Send what the socket takes without waiting (``Transport.send_now``, bound here: it
+        #: is called for every WebSocket frame); returns how many bytes of ``data`` it took.
+        #: Not a checkpoint. ``BrokenResourceError`` when the peer is gone.
+        self.send_now: Callable[[bytes | bytearray | memoryview], int] = (
+            connection.transport.send_now
+        )
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         await self._connection.stream.send_all(data)
