@@ -33,9 +33,8 @@ def read_whole_messages(data: bytes, limit: int, most: int) -> list[Message] | N
     end = len(data)
     at = 0
     while at < end:
-        if (
-            end - at < 6 or len(messages) == most
-        ):  # 6: the header and mask of the least frame  # the header and the mask of the smallest frame
+        # 6 bytes: the header and the mask of the smallest frame
+        if end - at < 6 or len(messages) == most:
             return None
         first, second = data[at], data[at + 1]
         if (first != _FIN_TEXT and first != _FIN_BINARY) or not second & _MASKED:
