@@ -542,3 +542,48 @@ def test_a_client_waits_for_100_continue_until_it_sends_body_bytes(
     adapter.receive_data(b"a")  # it sent a byte without waiting: no longer waiting
     assert adapter.next_event() == BodyChunk(b"a")
     assert not adapter.they_expect_continue
+
+
+# -- llhttp's parsers ---------------------------------------------------------------------------
+def test_llhttp_parsers_are_shared_between_connections_not_held_by_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import httptools
+
+    from trioframe._protocol import http1_llhttp
+
+    made: list[object] = []
+    original = httptools.HttpRequestParser
+
+    def counted(protocol: object) -> object:
+        made.append(protocol)
+        return original(protocol)
+
+    monkeypatch.setattr(http1_llhttp, "_IDLE_READERS", [])
+    monkeypatch.setattr(http1_llhttp.httptools, "HttpRequestParser", counted)
+    adapters = [LLHTTPAdapter() for _ in range(3)]
+    assert made == []  # an adapter holds no parser of its own
+    for _ in range(2):
+        for adapter in adapters:
+            adapter.receive_data(b"GET / HTTP/1.1\r\nHost: a\r\nX-Tag: %d\r\n\r\n" % id(adapter))
+            head = adapter.next_event()
+            assert isinstance(head, RequestHead)
+            assert (b"x-tag", b"%d" % id(adapter)) in head.headers
+            adapter.next_event()  # its end
+            adapter.start_next_cycle()
+    assert len(made) == 1  # one parser read all six heads, one after the other
+
+
+def test_an_llhttp_parser_left_mid_message_is_not_reused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trioframe._protocol import http1_llhttp
+
+    monkeypatch.setattr(http1_llhttp, "_IDLE_READERS", [])
+    for head in (
+        b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\n",  # llhttp waits for a body
+        b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",  # llhttp takes no more
+        b"GET / HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\nUpgrade: x\r\n\r\n",  # stopped
+    ):
+        adapter = LLHTTPAdapter()
+        adapter.receive_data(head)
+        assert isinstance(adapter.next_event(), RequestHead)
+        assert http1_llhttp._IDLE_READERS == []
