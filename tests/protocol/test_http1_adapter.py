@@ -574,16 +574,27 @@ def test_llhttp_parsers_are_shared_between_connections_not_held_by_each(
     assert len(made) == 1  # one parser read all six heads, one after the other
 
 
-def test_an_llhttp_parser_left_mid_message_is_not_reused(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("head", "reused"),
+    [
+        (b"GET / HTTP/1.1\r\nHost: a\r\n\r\n", True),
+        (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\n", False),  # body next
+        (b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", False),  # no more
+        (b"GET / HTTP/1.0\r\nHost: a\r\n\r\n", False),  # no more (HTTP/1.0)
+        (b"GET / HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\nUpgrade: x\r\n\r\n", False),
+    ],
+)
+def test_an_llhttp_parser_left_mid_message_is_replaced(
+    monkeypatch: pytest.MonkeyPatch, head: bytes, reused: bool
+) -> None:
     from trioframe._protocol import http1_llhttp
 
-    monkeypatch.setattr(http1_llhttp, "_IDLE_READERS", [])
-    for head in (
-        b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\n",  # llhttp waits for a body
-        b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",  # llhttp takes no more
-        b"GET / HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\nUpgrade: x\r\n\r\n",  # stopped
-    ):
-        adapter = LLHTTPAdapter()
-        adapter.receive_data(head)
-        assert isinstance(adapter.next_event(), RequestHead)
-        assert http1_llhttp._IDLE_READERS == []
+    reader = http1_llhttp._HeadReader()
+    parser = reader.parser
+    monkeypatch.setattr(http1_llhttp, "_IDLE_READERS", [reader])
+    adapter = LLHTTPAdapter()
+    adapter.receive_data(head)
+    assert isinstance(adapter.next_event(), RequestHead)
+    assert len(http1_llhttp._IDLE_READERS) == 1
+    assert http1_llhttp._IDLE_READERS[0] is reader
+    assert (reader.parser is parser) is reused

@@ -35,7 +35,7 @@ __all__ = ["LLHTTPAdapter"]
 class _HeadReader:
     """An llhttp parser and what it reports: the header section's fields and whether the
     message ended within the head it was fed. One parses heads for every connection of the
-    thread in turn (``_take_head_reader``): a head is parsed whole, in one synchronous step,
+    thread in turn (``_IDLE_READERS``): a head is parsed whole, in one synchronous step,
     so no connection holds a parser while it waits."""
 
     __slots__ = ("complete", "fields", "parser")
@@ -53,16 +53,9 @@ class _HeadReader:
         self.complete = True
 
 
-#: Head readers between heads, ready for the next (one per thread parsing at a time).
+#: Head readers between heads, ready for the next: a reader is made only when this is
+#: empty, so there are never more than threads parsing at the same time.
 _IDLE_READERS: list[_HeadReader] = []
-_MAX_IDLE_READERS = 8
-
-
-def _take_head_reader() -> _HeadReader:
-    try:
-        return _IDLE_READERS.pop()
-    except IndexError:
-        return _HeadReader()
 
 
 class LLHTTPAdapter(BaseHTTP1Adapter):
@@ -89,7 +82,7 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         if not isinstance(head, bytes):  # NEED_DATA or CLOSED
             return head
         method, target, version = self._request_line
-        reader = _take_head_reader()
+        reader = _IDLE_READERS.pop() if _IDLE_READERS else _HeadReader()
         fields = reader.fields = []
         try:
             reader.parser.feed_data(head)
@@ -101,13 +94,16 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
             request = self._start_request(method, target, version == b"HTTP/1.0", fields)
         except ProtocolError:
             parse_with_h11(head)  # h11's refusal comes first, as on the h11 path
-            raise
-        # Reused only where llhttp is ready for another message: it saw this one end (not
-        # waiting for a body, which is framed here, nor stopped at an upgrade) and the
-        # connection may carry another. Any other reader is dropped.
-        if reader.complete and self._keep_alive and len(_IDLE_READERS) < _MAX_IDLE_READERS:
-            reader.complete = False
-            _IDLE_READERS.append(reader)
+            raise  # (this reader is dropped)
+        # Put back for the next head, with a new parser unless llhttp is ready for another
+        # message: it saw this one end (it was not left waiting for a body, which is framed
+        # here, nor stopped at an upgrade) and the connection may carry another. (Were
+        # llhttp to judge the connection's end differently, its error on the next head
+        # would hand that head to h11, as any error of llhttp does.)
+        if not (reader.complete and self._keep_alive):
+            reader.parser = httptools.HttpRequestParser(reader)
+        reader.complete = False
+        _IDLE_READERS.append(reader)
         if self._unusual:
             return self._judged_by_h11(head)
         self._writer.start(method, request.version == "1.0", self._keep_alive)
