@@ -85,28 +85,9 @@ class HTTP1Connection:
     cancelling it closes the connection at once. A ``ServedConnection``."""
 
     __slots__ = (
-        "_answered",
-        "_exchange",
-        "_linger_scope",
-        "_scope",
-        "adapter",
-        "client",
-        "evicted",
-        "limits",
-        "linger",
-        "peer",
-        "peer_gone",
-        "phase",
-        "reader",
-        "requests",
-        "scheme",
-        "state",
-        "stop_reason",
-        "stream",
-        "timeouts",
-        "tls",
-        "transport",
-        "waiting_since",
+        *("_answered", "_exchange", "_linger_scope", "_scope", "adapter", "client", "evicted"),
+        *("limits", "linger", "peer", "peer_gone", "phase", "reader", "requests", "scheme"),
+        *("state", "stop_reason", "stream", "timeouts", "tls", "transport", "waiting_since"),
     )
 
     protocol = "http/1.1"  # (as metrics name it)
