@@ -137,6 +137,7 @@ class HTTP1Connection:
         """Serve the connection, then close the stream (also when cancelled)."""
         try:
             failed: ProtocolError | None = None
+            loop_ended = False
             async with trio.open_nursery() as nursery:
                 # The nursery's scope is the connection's (cancelling it ends the watcher
                 # too): no scope of its own to hold while it waits.
@@ -146,13 +147,14 @@ class HTTP1Connection:
                     await self._request_loop()
                 except ProtocolError as exc:
                     failed = exc
-                self.reader.stop_watching()
+                loop_ended = True
+                self.reader.stop_watching()  # (cancels the nursery, if a watcher runs)
             if failed is not None:
                 # Not answered: not an HTTP peer, or a request answered already (a broken
                 # drain after it).
                 if failed.answer and not self._answered:
                     await self._send_error_answer(failed.status, failed.message)
-            elif self._scope.cancelled_caught:
+            elif not loop_ended:  # the scope was cancelled: a deadline, eviction, shutdown
                 exchange, self._exchange = self._exchange, None
                 if exchange is not None:  # cancelled under an exchange: it answers (or ends)
                     self._exchange_ended(await answer_cancelled(exchange))

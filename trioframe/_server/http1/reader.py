@@ -34,16 +34,8 @@ class StreamReader:
     never has one, and holds one task fewer while it waits for its next request."""
 
     __slots__ = (
-        "_lot",
-        "_on_eof",
-        "_parked",
-        "_reading",
-        "_watcher",
-        "_watcher_scope",
-        "adapter",
-        "reading_ahead",
-        "transport",
-        "watcher_nursery",
+        *("_on_eof", "_reading", "_waiting", "_watcher", "_watching", "adapter"),
+        *("reading_ahead", "transport", "watcher_nursery"),
     )
 
     def __init__(
@@ -55,13 +47,13 @@ class StreamReader:
         #: the watcher reads ahead: an exchange runs (``run_watched``) and its response is
         #: not out yet (the exchange turns it off then)
         self.reading_ahead = False
-        #: tasks waiting for the current read (made the first time one waits)
-        self._lot: trio.lowlevel.ParkingLot | None = None
-        self._parked = 0  # how many (``bool(lot)`` is a Python-level call on every read)
+        #: the task waiting for the current read: the connection's own (the watcher reads
+        #: only when no other task does, so it never waits for another's read)
+        self._waiting: trio.lowlevel.Task | None = None
         self._watcher: trio.lowlevel.Task | None = None  # set while the watcher sleeps
-        #: the watcher task's own cancel scope, once started (``stop_watching`` cancels it)
-        self._watcher_scope: trio.CancelScope | None = None
-        #: where the watcher task starts, once it is needed (the connection's nursery)
+        self._watching = False  # the watcher task has been started
+        #: where the watcher task starts, once it is needed (the connection's nursery, which
+        #: ``stop_watching`` cancels)
         self.watcher_nursery: trio.Nursery | None = None
         self._reading = False  # a task is waiting for bytes
 
@@ -78,9 +70,10 @@ class StreamReader:
 
     def _received(self, data: bytes | bytearray) -> None:
         self.adapter.receive_data(data)
-        if self._parked:
-            assert self._lot is not None
-            self._lot.unpark_all()
+        waiting = self._waiting
+        if waiting is not None:
+            self._waiting = None
+            trio.lowlevel.reschedule(waiting)
         if not data:
             self._on_eof()
 
@@ -99,14 +92,16 @@ class StreamReader:
         self._received(data)
 
     async def _park(self) -> None:
-        lot = self._lot
-        if lot is None:
-            lot = self._lot = trio.lowlevel.ParkingLot()
-        self._parked += 1
-        try:
-            await lot.park()
-        finally:
-            self._parked -= 1
+        """Wait for the read another task is in (woken by ``_received``). Cancellation: a
+        plain wait."""
+        assert self._waiting is None, "a second task waits for the same read"
+        self._waiting = trio.lowlevel.current_task()
+
+        def abort(_: Any) -> trio.lowlevel.Abort:
+            self._waiting = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
 
     def wake_watcher(self) -> None:
         """Let the watcher read ahead (a handler runs and has blocked): wake it, or start it
@@ -114,15 +109,17 @@ class StreamReader:
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
             trio.lowlevel.reschedule(watcher)
-        elif self._watcher_scope is None:
+        elif not self._watching:
             assert self.watcher_nursery is not None, "no nursery to start the watcher in"
-            self._watcher_scope = trio.CancelScope()
+            self._watching = True
             self.watcher_nursery.start_soon(self.watch, name=WATCHER_NAME)
 
     def stop_watching(self) -> None:
-        """End the watcher task, if it was started (whatever it is doing)."""
-        if self._watcher_scope is not None:
-            self._watcher_scope.cancel()
+        """End the watcher task, if it was started (whatever it is doing), by cancelling
+        ``watcher_nursery``: call it once the connection task is done with that nursery."""
+        if self._watching:
+            assert self.watcher_nursery is not None
+            self.watcher_nursery.cancel_scope.cancel()
 
     @types.coroutine
     def run_watched(self, exchange: Coroutine[Any, Any, T]) -> Generator[Any, Any, T]:
@@ -165,19 +162,17 @@ class StreamReader:
             self._watcher = None
             return trio.lowlevel.Abort.SUCCEEDED
 
-        assert self._watcher_scope is not None
-        with self._watcher_scope:
-            while True:
-                # Looks before it sleeps: a handler may have started before this task ran.
-                while (
-                    self.reading_ahead
-                    and not self._reading
-                    and not adapter.eof
-                    and adapter.buffered < HIGH_WATER
-                ):
-                    await self.fill()
-                self._watcher = trio.lowlevel.current_task()
-                await trio.lowlevel.wait_task_rescheduled(abort)
+        while True:
+            # Looks before it sleeps: a handler may have started before this task ran.
+            while (
+                self.reading_ahead
+                and not self._reading
+                and not adapter.eof
+                and adapter.buffered < HIGH_WATER
+            ):
+                await self.fill()
+            self._watcher = trio.lowlevel.current_task()
+            await trio.lowlevel.wait_task_rescheduled(abort)
 
     async def receive_raw(self) -> bytes:
         """After a protocol switch: the next received bytes, taken out of the adapter, ``b""``
