@@ -82,7 +82,10 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         if not isinstance(head, bytes):  # NEED_DATA or CLOSED
             return head
         method, target, version = self._request_line
-        reader = _IDLE_READERS.pop() if _IDLE_READERS else _HeadReader()
+        try:  # (not a look then a pop: another thread may take the last between the two)
+            reader = _IDLE_READERS.pop()
+        except IndexError:  # none idle: the first head, or another thread is parsing one
+            reader = _HeadReader()
         fields = reader.fields = []
         try:
             reader.parser.feed_data(head)
