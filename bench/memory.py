@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """Server memory per idle connection: HTTP/1.1 keep-alive, WebSocket and HTTP/2, 1,000 each.
 
-    python bench/memory.py [--connections 1000] [--only http1,http1-llhttp,websocket,http2,uvicorn-h11]
-        [--json out.json]
+    python bench/memory.py [--connections 1000] [--only http1,http1-llhttp,...]
+        [--trioframe [LABEL=]DIR ...] [--json out.json]
 
 For each kind of connection a fresh server process starts on 127.0.0.1 (trioframe serving
-``bench/apps/memory_app.py``; Uvicorn serving ``bench/apps/starlette_app.py``), is warmed up
-with a few connections of that kind, and its resident memory (``VmRSS`` in
-``/proc/PID/status``) is read at rest. Then this script opens ``--connections`` connections
-and leaves them idle: each HTTP/1.1 connection has sent one request and read its keep-alive
-response, each WebSocket has completed its upgrade, each HTTP/2 connection has exchanged
-SETTINGS and one request. Once the server is idle again its RSS is read again; the figure is
-the growth divided by the number of connections. The RSS is also read with half of them open:
-the growth over the second half alone leaves out memory that the warm-up freed and the first
-connections reused. Linux only. See bench/README.md.
+``bench/apps/memory_app.py``; Uvicorn and Granian serving ``bench/apps/starlette_app.py``),
+is warmed up with a few connections of that kind, and its resident memory (``VmRSS`` in
+``/proc/PID/status``, summed over the server's processes: Granian serves from a worker
+process) is read at rest. Then this script opens ``--connections`` connections and leaves
+them idle: each HTTP/1.1 connection has sent one request and read its keep-alive response,
+each WebSocket has completed its upgrade, each HTTP/2 connection has exchanged SETTINGS and
+one request. Once the server is idle again its RSS is read again; the figure is the growth
+divided by the number of connections. The RSS is also read with half of them open: the
+growth over the second half alone leaves out memory that the warm-up freed and the first
+connections reused. ``--trioframe`` (repeatable) measures each trioframe kind once per
+checkout, one after the other (see ``checkouts.py``). Linux only. See bench/README.md.
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from checkouts import PY, ROOT
-from run import APPS, ServerFailed, free_port, stop_server, subprocess_env, wait_for_port
+from checkouts import PY, ROOT, TRIOFRAME_PROBE, Checkout, add_option, environment, parse_checkouts
+from checkouts import probe as probe_checkout
+from run import APPS, ServerFailed, free_port, stop_server, wait_for_port
 
 SOCKET_TIMEOUT = 10.0  # seconds for any one connect, send or response
 WARMUP_CONNECTIONS = 20
@@ -154,17 +157,39 @@ class Kind:
     probe: str  # Python code run first: failure means "skipped", its last line names versions
     command: Callable[[int, int], list[str]]  # (port, connections) -> the server's command
     open: Callable[[int], socket.socket]
+    trioframe: bool = False  # served by trioframe: once per --trioframe checkout
+
+
+@dataclass(frozen=True)
+class Run:
+    """A kind on one checkout (``None``: a peer, or this checkout's trioframe)."""
+
+    kind: Kind
+    checkout: Checkout | None
+
+    @property
+    def label(self) -> str:
+        return (
+            self.kind.name if self.checkout is None else f"{self.checkout.label}:{self.kind.name}"
+        )
 
 
 VERSIONS = "from importlib.metadata import version as v\n"
 TRIOFRAME_VERSIONS = VERSIONS + "print('trio', v('trio'), 'h11', v('h11'), {extra})"
 
 
-def trioframe_command(*options: str) -> Callable[[int, int], list[str]]:
-    return lambda port, n: [
-        *(PY, str(APPS / "memory_app.py"), str(port), "--max-connections", str(n + 100)),
-        *options,
-    ]
+def trioframe_kind(name: str, server: str, extra: str, *options: str) -> Kind:
+    return Kind(
+        name,
+        f"trioframe, {server}",
+        TRIOFRAME_VERSIONS.format(extra=extra),
+        lambda port, n: [
+            *(PY, str(APPS / "memory_app.py"), str(port), "--max-connections", str(n + 100)),
+            *options,
+        ],
+        open_http2 if name == "http2" else open_websocket if name == "websocket" else open_http1,
+        trioframe=True,
+    )
 
 
 def uvicorn_kind(http: str) -> Kind:
@@ -178,42 +203,67 @@ def uvicorn_kind(http: str) -> Kind:
     )
 
 
+def granian_kind(http: str) -> Kind:
+    """Starlette on Granian (a Rust server), one worker, the asyncio loop; ``--http 2``
+    serves h2c with prior knowledge. Granian closes no idle HTTP/1.1 connection on its own
+    and pings no HTTP/2 one unless told to."""
+    name = "HTTP/1.1 keep-alive" if http == "1" else "HTTP/2 (h2c)"
+    return Kind(
+        f"granian-http{http}",
+        f"Starlette on Granian (asgi, asyncio, one worker), {name}",
+        VERSIONS + "import granian, starlette\n"
+        "print('granian', v('granian'), 'starlette', v('starlette'))",
+        lambda port, n: [
+            *(PY, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1"),
+            *("--port", str(port), "--workers", "1", "--loop", "asyncio", "--http", http),
+            *("--backlog", str(max(n, 1024)), "--log-level", "warning"),
+            "bench.apps.starlette_app:app",
+        ],
+        open_http1 if http == "1" else open_http2,
+    )
+
+
 KINDS = [
-    Kind(
-        "http1",
-        "trioframe, HTTP/1.1 keep-alive (h11)",
-        TRIOFRAME_VERSIONS.format(extra="''"),
-        trioframe_command("--http1-parser", "h11"),
-        open_http1,
-    ),
-    Kind(
+    trioframe_kind("http1", "HTTP/1.1 keep-alive (h11)", "''", "--http1-parser", "h11"),
+    trioframe_kind(
         "http1-llhttp",
-        "trioframe, HTTP/1.1 keep-alive (llhttp, the speedups extra)",
-        "import httptools\n" + TRIOFRAME_VERSIONS.format(extra="'httptools', v('httptools')"),
-        trioframe_command("--http1-parser", "llhttp"),
-        open_http1,
+        "HTTP/1.1 keep-alive (llhttp, the speedups extra)",
+        "'httptools', v('httptools')",
+        *("--http1-parser", "llhttp"),
     ),
-    Kind(
-        "websocket",
-        "trioframe, WebSocket (echo handler waiting)",
-        "import wsproto\n" + TRIOFRAME_VERSIONS.format(extra="'wsproto', v('wsproto')"),
-        trioframe_command(),
-        open_websocket,
-    ),
-    Kind(
-        "http2",
-        "trioframe, HTTP/2 (h2c)",
-        "import h2\n" + TRIOFRAME_VERSIONS.format(extra="'h2', v('h2')"),
-        trioframe_command("--http2"),
-        open_http2,
-    ),
+    trioframe_kind("websocket", "WebSocket (echo handler waiting)", "'wsproto', v('wsproto')"),
+    trioframe_kind("http2", "HTTP/2 (h2c)", "'h2', v('h2')", "--http2"),
     uvicorn_kind("h11"),
     uvicorn_kind("httptools"),
+    granian_kind("1"),
+    granian_kind("2"),
 ]
 KIND_NAMES = [kind.name for kind in KINDS]
 
 
+def server_pids(pid: int) -> list[int]:
+    """``pid`` and every process under it (Granian's worker, say)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process has just ended
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    pids, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        pids.append(current)
+        pending += children.get(current, [])
+    return pids
+
+
 def rss_bytes(pid: int) -> int:
+    """The resident memory of the server: ``pid`` and its child processes."""
+    return sum(process_rss(each) for each in server_pids(pid))
+
+
+def process_rss(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
@@ -221,8 +271,11 @@ def rss_bytes(pid: int) -> int:
 
 
 def cpu_ticks(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
+    total = 0
+    for each in server_pids(pid):
+        fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total
 
 
 def wait_until_idle(pid: int, timeout: float) -> None:
@@ -285,16 +338,21 @@ def close_all(sockets: list[socket.socket]) -> None:
         sock.close()
 
 
-def measure(kind: Kind, n: int, timeout: float, log_dir: Path) -> Result:
-    ok, detail = probe(kind.probe)
+def measure(run: Run, n: int, timeout: float, log_dir: Path) -> Result:
+    kind, label = run.kind, run.label
+    ok, detail = probe(kind.probe, run.checkout)
+    if ok and run.checkout is not None:
+        ok, where = probe_checkout(TRIOFRAME_PROBE, run.checkout)
+        detail = f"{where}; {detail}" if ok else where
     if not ok:
-        return Result(kind.name, kind.server, "skipped", detail)
+        return Result(label, kind.server, "skipped", detail)
     port = free_port()
-    with open(log_dir / f"{kind.name}.log", "wb") as log:
+    log_path = log_dir / f"{label.replace(':', '-')}.log"
+    with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             kind.command(port, n),
             cwd=ROOT,
-            env=subprocess_env(),
+            env=environment(run.checkout),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -319,19 +377,19 @@ def measure(kind: Kind, n: int, timeout: float, log_dir: Path) -> Result:
                 raise ServerFailed(f"the server closed {closed} of the {n} idle connections")
         finally:
             close_all(sockets)
-        return Result(kind.name, kind.server, "ok", detail, n, at_rest, half, loaded, opened)
+        return Result(label, kind.server, "ok", detail, n, at_rest, half, loaded, opened)
     except (ServerFailed, OSError) as exc:
-        tail = (log_dir / f"{kind.name}.log").read_text(errors="replace")[-400:]
-        return Result(kind.name, kind.server, "failed", f"{exc}; log: {tail!r}")
+        tail = log_path.read_text(errors="replace")[-400:]
+        return Result(label, kind.server, "failed", f"{exc}; log: {tail!r}")
     finally:
         stop_server(proc, timeout=10)
 
 
-def probe(code: str) -> tuple[bool, str]:
+def probe(code: str, checkout: Checkout | None = None) -> tuple[bool, str]:
     proc = subprocess.run(
         [PY, "-P", "-c", code],
         cwd=ROOT,
-        env=subprocess_env(),
+        env=environment(checkout),
         capture_output=True,
         text=True,
         timeout=60,
@@ -361,19 +419,31 @@ def mib(value: float) -> str:
 
 def print_report(results: list[Result]) -> None:
     for result in results:
-        print(f"  {result.kind:18} {result.status:8} {result.server}: {result.detail}")
+        print(f"  {result.kind:24} {result.status:8} {result.server}: {result.detail}")
     print()
     print(
-        f"{'kind':18} {'connections':>11} {'RSS at rest MiB':>15} {'with them MiB':>13} "
+        f"{'kind':24} {'connections':>11} {'RSS at rest MiB':>15} {'with them MiB':>13} "
         f"{'bytes/connection':>16} {'KiB':>5} {'2nd half KiB':>12}"
     )
     for r in results:
         if r.status == "ok":
             print(
-                f"{r.kind:18} {r.connections:>11,} {mib(r.rss_at_rest):>15} "
+                f"{r.kind:24} {r.connections:>11,} {mib(r.rss_at_rest):>15} "
                 f"{mib(r.rss_with_connections):>13} {r.per_connection:>16,.0f} "
                 f"{r.per_connection / 1024:>5.1f} {r.second_half / 1024:>12.1f}"
             )
+
+
+def runs_of(kinds: list[Kind], checkouts: list[Checkout] | None) -> list[Run]:
+    """Each kind once, a trioframe kind once per checkout (the checkouts of one kind one
+    after the other, so that they are measured close together)."""
+    runs = []
+    for kind in kinds:
+        if kind.trioframe and checkouts:
+            runs += [Run(kind, checkout) for checkout in checkouts]
+        else:
+            runs.append(Run(kind, None))
+    return runs
 
 
 def main() -> int:
@@ -382,20 +452,25 @@ def main() -> int:
     parser.add_argument("--only", default=",".join(KIND_NAMES), help=f"a subset of {KIND_NAMES}")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per kind (120)")
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
+    add_option(parser)
     args = parser.parse_args()
     names = args.only.split(",")
     if unknown := sorted(set(names) - set(KIND_NAMES)):
         parser.error(f"unknown --only {unknown}; choose from {KIND_NAMES}")
+    try:
+        checkouts = parse_checkouts(args.trioframe) if args.trioframe else None
+    except ValueError as exc:
+        parser.error(str(exc))
     raise_file_limit(args.connections)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # run the servers' clean-up
     print(f"{args.connections:,} idle connections per kind, a fresh server for each; RSS = VmRSS")
     results = []
     with tempfile.TemporaryDirectory(prefix="trioframe-memory-") as log_dir:
-        for kind in (kind for kind in KINDS if kind.name in names):
-            result = measure(kind, args.connections, args.timeout, Path(log_dir))
+        for run in runs_of([kind for kind in KINDS if kind.name in names], checkouts):
+            result = measure(run, args.connections, args.timeout, Path(log_dir))
             if result.status == "ok":
                 print(
-                    f"[{kind.name}] RSS {mib(result.rss_at_rest)} MiB at rest, "
+                    f"[{run.label}] RSS {mib(result.rss_at_rest)} MiB at rest, "
                     f"{mib(result.rss_with_half)} with {args.connections // 2:,} connections, "
                     f"{mib(result.rss_with_connections)} with {args.connections:,} "
                     f"(opened in {result.open_seconds:.1f} s)",

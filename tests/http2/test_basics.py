@@ -19,6 +19,7 @@ from tests.http2.support import (
     STREAM_CLOSED,
     RawPeer,
     connect,
+    connections,
     data_frame,
     frame,
     h2_server,
@@ -219,3 +220,16 @@ async def test_a_client_that_says_goaway_at_once_still_gets_the_server_preface(
     assert peer.server_settings or peer.settings_acks, peer.kinds()
     assert peer.kinds()[:1] == ["SettingsFrame"]
     assert peer.goaways == []
+
+
+async def test_an_idle_connection_holds_no_closed_stream(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with h2_server(router(Lab())) as (server, nursery):
+        client = await well_behaved(server, nursery)
+        for _ in range(3):
+            assert (await client.request(b"GET", b"/")).status == 200
+        await trio.testing.wait_all_tasks_blocked()
+        (connection,) = connections(server)
+        assert connection.active == 0
+        assert connection.adapter._h2.streams == {}  # h2's state of the three is gone

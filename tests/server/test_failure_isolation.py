@@ -42,6 +42,11 @@ async def index() -> Response:
     return Response.text("ok")
 
 
+async def waits() -> Response:
+    await trio.lowlevel.checkpoint()  # blocks once: the watcher task starts
+    return Response.text("ok")
+
+
 async def echo(value: Json[dict[str, int]]) -> Response:
     return Response.json(value)
 
@@ -50,7 +55,7 @@ async def ws_echo(ws: WebSocketConnection) -> None:
     await ws.send_text("hi")
 
 
-ROUTER = Router().get("/", index).post("/echo", echo).websocket("/ws", ws_echo)
+ROUTER = Router().get("/", index).get("/waits", waits).post("/echo", echo).websocket("/ws", ws_echo)
 
 
 def fail_once(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[int]:
@@ -86,6 +91,11 @@ def fail_once(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[in
 async def plain_get(url: str) -> None:
     async with httpx.AsyncClient() as client:
         await client.get(url + "/")
+
+
+async def get_from_a_handler_that_blocks(url: str) -> None:
+    async with httpx.AsyncClient() as client:
+        await client.get(url + "/waits")
 
 
 async def post_chunked_body(url: str) -> None:
@@ -130,7 +140,7 @@ STAGES: list[tuple[str, Any, str, Callable[[str], Any]]] = [
     ("serialise", ADAPTER, "send_head", plain_get),
     ("body", ADAPTER, "_next_body_event", post_chunked_body),
     ("whole body", ADAPTER, "take_whole_body", post_body),
-    ("watcher", StreamReader, "watch", plain_get),
+    ("watcher", StreamReader, "watch", get_from_a_handler_that_blocks),
     ("linger", http1_module, "linger_close", raw_post_until_closed),
     ("date", exchange_module, "http_date", plain_get),
     ("websocket", ServerSession, "serve", websocket),

@@ -88,6 +88,8 @@ class HeadScanner:
     The buffer must only grow between calls; call :meth:`restart` when bytes are removed
     from its start (the caller drops empty lines before a request) or a new head begins."""
 
+    __slots__ = ("_line_ended", "_scanned", "limits")
+
     def __init__(self, limits: HeadLimits) -> None:
         self.limits = limits
         self._scanned = 0  # bytes at the start of the buffer already scanned

@@ -38,6 +38,8 @@ class HTTP1Adapter(BaseHTTP1Adapter):
     :meth:`send_end`, then call :meth:`start_next_cycle`.
     """
 
+    __slots__ = ("_h11",)
+
     def __init__(self, limits: HeadLimits | None = None) -> None:
         super().__init__(limits)
         self._h11 = h11.Connection(h11.SERVER)
@@ -190,6 +192,7 @@ class HTTP1Adapter(BaseHTTP1Adapter):
         (h11 was never fed a byte past the request, so nothing is left in it.)"""
         self._h11.start_next_cycle()
         self._head = None
+        self._request_line = ()  # (not held while the connection waits)
 
 
 class _Length:

@@ -14,6 +14,7 @@ handshake record is a TLS client on a plain port: it is refused without an answe
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from typing import Final
 
 import attrs
@@ -86,6 +87,21 @@ class BaseHTTP1Adapter(abc.ABC):
     :meth:`next_event`. Serialize the response with :meth:`send_head`, :meth:`send_data` and
     :meth:`send_end`, then call :meth:`start_next_cycle`."""
 
+    __slots__ = (
+        "_body_left",
+        "_buffer",
+        "_chunked",
+        "_eof",
+        "_head",
+        "_head_scanner",
+        "_keep_alive",
+        "_request_line",
+        "_unusual",
+        "_upgrade_proposed",
+        "in_body",
+        "limits",
+    )
+
     def __init__(self, limits: HeadLimits | None = None) -> None:
         self.limits = limits or HeadLimits()
         self._buffer = bytearray()
@@ -95,7 +111,8 @@ class BaseHTTP1Adapter(abc.ABC):
         self.in_body = False
         self._head: RequestHead | None = None
         self._head_scanner = HeadScanner(self.limits)
-        self._request_line: list[bytes] = []  # the last head's method, target, version
+        #: the current head's method, target, version (``()`` between requests)
+        self._request_line: Sequence[bytes] = ()
         self._body_left = 0  # bytes of a Content-Length body not released yet
         self._chunked: ChunkedFraming | None = None  # a chunked body's framing check
         self._keep_alive = False  # see _start_request

@@ -32,24 +32,42 @@ from .http1_writer import ResponseWriter
 __all__ = ["LLHTTPAdapter"]
 
 
+class _HeadReader:
+    """An llhttp parser and what it reports: the header section's fields and whether the
+    message ended within the head it was fed. One parses heads for every connection of the
+    thread in turn (``_IDLE_READERS``): a head is parsed whole, in one synchronous step,
+    so no connection holds a parser while it waits."""
+
+    __slots__ = ("complete", "fields", "parser")
+
+    def __init__(self) -> None:
+        self.fields: list[tuple[bytes, bytes]] = []
+        self.complete = False
+        self.parser = httptools.HttpRequestParser(self)
+
+    # llhttp's callbacks (the header section's fields, the end of a body-less message)
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.fields.append((name.lower(), value.rstrip(b" \t")))
+
+    def on_message_complete(self) -> None:
+        self.complete = True
+
+
+#: Head readers between heads, ready for the next: a reader is made only when this is
+#: empty, so there are never more than threads parsing at the same time.
+_IDLE_READERS: list[_HeadReader] = []
+
+
 class LLHTTPAdapter(BaseHTTP1Adapter):
     """One HTTP/1.1 connection's protocol state on llhttp, without I/O; the interface of
     ``HTTP1Adapter``."""
 
+    __slots__ = ("_expect_continue", "_writer")
+
     def __init__(self, limits: HeadLimits | None = None) -> None:
         super().__init__(limits)
-        self._fields: list[tuple[bytes, bytes]] = []
-        self._complete = False  # llhttp saw the whole message in the head it was fed
-        self._parser = httptools.HttpRequestParser(self)
         self._writer = ResponseWriter()
         self._expect_continue = False
-
-    # -- llhttp's callbacks (the header section's fields, the end of a body-less message) --
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self._fields.append((name.lower(), value.rstrip(b" \t")))
-
-    def on_message_complete(self) -> None:
-        self._complete = True
 
     # -- receiving --------------------------------------------------------------------------
     def next_event(self) -> Event:
@@ -64,21 +82,31 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         if not isinstance(head, bytes):  # NEED_DATA or CLOSED
             return head
         method, target, version = self._request_line
-        self._fields = []
+        try:  # (not a look then a pop: another thread may take the last between the two)
+            reader = _IDLE_READERS.pop()
+        except IndexError:  # none idle: the first head, or another thread is parsing one
+            reader = _HeadReader()
+        fields = reader.fields = []
         try:
-            self._parser.feed_data(head)
+            reader.parser.feed_data(head)
         except httptools.HttpParserUpgrade:
-            self._complete = False  # llhttp stops at an upgrade: it cannot go on
+            reader.complete = False  # llhttp stops at an upgrade: it cannot go on
         except httptools.HttpParserError:
-            return self._judged_by_h11(head)
-        if not self._complete:  # llhttp waits for a body (framed here, not by llhttp) or
-            self._parser = httptools.HttpRequestParser(self)  # stopped: a new one for the next
-        self._complete = False
+            return self._judged_by_h11(head)  # (this reader is dropped)
         try:
-            request = self._start_request(method, target, version == b"HTTP/1.0", self._fields)
+            request = self._start_request(method, target, version == b"HTTP/1.0", fields)
         except ProtocolError:
             parse_with_h11(head)  # h11's refusal comes first, as on the h11 path
-            raise
+            raise  # (this reader is dropped)
+        # Put back for the next head, with a new parser unless llhttp is ready for another
+        # message: it saw this one end (it was not left waiting for a body, which is framed
+        # here, nor stopped at an upgrade) and the connection may carry another. (Were
+        # llhttp to judge the connection's end differently, its error on the next head
+        # would hand that head to h11, as any error of llhttp does.)
+        if not (reader.complete and self._keep_alive):
+            reader.parser = httptools.HttpRequestParser(reader)
+        reader.complete = False
+        _IDLE_READERS.append(reader)
         if self._unusual:
             return self._judged_by_h11(head)
         self._writer.start(method, request.version == "1.0", self._keep_alive)
@@ -87,8 +115,6 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
 
     def _judged_by_h11(self, head: bytes) -> Event:
         """h11's verdict on ``head``: its refusal, or the request as h11 reads it."""
-        self._parser = httptools.HttpRequestParser(self)
-        self._complete = False
         method, target, http10, fields = parse_with_h11(head)
         request = self._start_request(method, target, http10, fields)
         self._writer.start(method, http10, self._keep_alive)
@@ -175,3 +201,4 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
     def start_next_cycle(self) -> None:
         """Reset for the next request; call after the response and the request body ended."""
         self._head = None
+        self._request_line = ()  # (not held while the connection waits)

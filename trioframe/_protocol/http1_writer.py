@@ -79,6 +79,17 @@ class ResponseWriter:
     then :meth:`head`, any :meth:`data`, and :meth:`end` (or :meth:`switch` to accept an
     upgrade); :attr:`reusable` says afterwards whether the connection may carry another."""
 
+    __slots__ = (
+        "_ended",
+        "_failed",
+        "_framing",
+        "_http10",
+        "_keep_alive",
+        "_left",
+        "_method",
+        "_started",
+    )
+
     def __init__(self) -> None:
         self._method = b""
         self._http10 = False

@@ -290,6 +290,11 @@ class HTTP2Adapter:
         if charge:
             self.meter.charge()
 
+    def forget_closed_streams(self) -> None:
+        """No stream is in progress: h2 forgets the closed ones now (a connection may stay
+        idle for long)."""
+        self._h2.forget_closed_streams()
+
     def remote_open(self, stream_id: int) -> bool:
         """Whether the client may still send on the stream (its request has not ended)."""
         stream = self._h2.streams.get(stream_id)

@@ -17,10 +17,12 @@ import hpack
 from h2.errors import ErrorCodes
 from hyperframe.frame import Frame, RstStreamFrame
 
+from .http2_compact import CompactSettings, FrameDispatch, compact_table
+
 __all__ = ["BoundedDecoder", "ServerMachine", "ServerSettings"]
 
 
-class ServerSettings(h2.settings.Settings):
+class ServerSettings(CompactSettings):
     """Local settings whose MAX_CONCURRENT_STREAMS is announced but not enforced by h2 (the
     server counts streams itself and refuses the extra ones with REFUSED_STREAM)."""
 
@@ -66,6 +68,11 @@ class ServerMachine(h2.connection.H2Connection):
     def __init__(self, config: h2.config.H2Configuration, hard_limit: int) -> None:
         super().__init__(config)
         self.decoder = self._decoder = BoundedDecoder(hard_limit)
+        # Lists, not deques, for the settings and the decoder's table, and no bound method
+        # per frame type held (``http2_compact``).
+        self.remote_settings = CompactSettings(client=not config.client_side)
+        compact_table(self._decoder.header_table)
+        self._frame_dispatch_table = FrameDispatch(self)  # type: ignore[assignment]
         self.malformed: list[tuple[int, int]] = []  # (stream id, unreturned window bytes)
         self.resets_sent = 0
         self._next_walk = 0  # the table size at which open_inbound_streams walks it again
@@ -79,6 +86,15 @@ class ServerMachine(h2.connection.H2Connection):
         the last one (linear in all); in between, every stream in the table is counted."""
         if len(self.streams) < self._next_walk:
             return len(self.streams)
+        return self._walk_streams()
+
+    def forget_closed_streams(self) -> None:
+        """Drop the closed streams from the table now (h2 keeps each stream's state until it
+        next counts them): for a connection with no stream in progress, which may stay idle
+        for long."""
+        self._walk_streams()
+
+    def _walk_streams(self) -> int:
         count = super().open_inbound_streams
         self._next_walk = 2 * len(self.streams) + 64
         return count

@@ -43,6 +43,8 @@ log = logging.getLogger("trioframe")
 _ACCEPT_CAPACITY_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 FINAL_GRACE = 1.0  # after cancelling late requests, time left to send their 503s
 _AT_CAPACITY = "the server is at its connection limit"
+#: Every connection task's name (a constant: trio would format a new string for each task)
+_TASK_NAME = "trioframe: connection"
 #: At capacity, when every evictable connection had unread bytes: how soon to look again if
 #: none of them says it waits again (``ServingState.slot_evictable``) before.
 _RECHECK_AFTER_SKIPPING = 0.05
@@ -196,19 +198,22 @@ class Server:
             except BaseException:
                 limiter.release()
                 raise
-            connections.start_soon(self._serve_socket, stream, limiter)
+            connections.start_soon(self._serve_socket, stream, limiter, state, name=_TASK_NAME)
 
-    async def _serve_socket(self, stream: trio.SocketStream, limiter: trio.Semaphore) -> None:
+    async def _serve_socket(
+        self, stream: trio.SocketStream, limiter: trio.Semaphore, state: ServingState
+    ) -> None:
         try:
             stream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
-            peer = stream.socket.getpeername()
+            client = _client_address(stream.socket.getpeername())
         except OSError:  # the peer is already gone
             await trio.aclose_forcefully(stream)
             limiter.release()
             return
-        client = (str(peer[0]), int(peer[1])) if isinstance(peer, tuple) else None
         try:
-            await self.handle_stream(stream, client)
+            # (``handle_stream``'s work without its coroutine: one frame fewer for as long
+            # as the connection lasts)
+            await serve_stream(state, stream, client)
         finally:
             limiter.release()
 
@@ -307,6 +312,11 @@ def _require_h2() -> None:
         import h2  # noqa: F401
     except ImportError:
         raise ConfigurationError("http2=True needs h2: pip install 'trioframe[http2]'") from None
+
+
+def _client_address(peer: Any) -> tuple[str, int] | None:
+    """A TCP peer's ``(host, port)`` (``None`` for another kind of socket)."""
+    return (str(peer[0]), int(peer[1])) if isinstance(peer, tuple) else None
 
 
 def _sockname(listener: trio.SocketListener) -> tuple[str, int]:

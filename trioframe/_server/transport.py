@@ -36,6 +36,8 @@ class Transport:
     task writes at a time (the connection's). ``close`` must be called before the stream is
     closed."""
 
+    __slots__ = ("_socket", "stream")
+
     def __init__(self, stream: trio.abc.Stream) -> None:
         self.stream = stream
         self._socket: socket.socket | None = None

@@ -20,10 +20,11 @@ error answer) the connection limit may close it to make room (``evict``; the pol
 ``slots.py``); a new connection is not waiting until it has looked at what arrived first.
 
 One task reads at a time (``reader.StreamReader``). Between requests the request loop reads
-the stream itself. While a handler runs, a watcher task (started once per connection) takes
-over reading as soon as the handler yields, so a client that goes away is noticed and, with
-``cancel_on_disconnect``, that exchange's handler is cancelled. A handler that never blocks
-costs the watcher nothing: it is woken the first time the exchange blocks.
+the stream itself. While a handler runs, a watcher task takes over reading as soon as the
+handler yields, so a client that goes away is noticed and, with ``cancel_on_disconnect``,
+that exchange's handler is cancelled. The watcher is started the first time an exchange
+blocks and then kept for the connection: a connection whose handlers never block has no
+second task at all, neither while serving nor while it waits for its next request.
 """
 
 from __future__ import annotations
@@ -83,6 +84,12 @@ class HTTP1Connection:
     (to choose the protocol). ``await run()`` returns when the connection is closed;
     cancelling it closes the connection at once. A ``ServedConnection``."""
 
+    __slots__ = (
+        *("_answered", "_exchange", "_linger_scope", "_scope", "adapter", "client", "evicted"),
+        *("limits", "linger", "peer", "peer_gone", "phase", "reader", "requests", "scheme"),
+        *("state", "stop_reason", "stream", "timeouts", "tls", "transport", "waiting_since"),
+    )
+
     protocol = "http/1.1"  # (as metrics name it)
 
     def __init__(
@@ -106,7 +113,8 @@ class HTTP1Connection:
         if initial:
             self.adapter.receive_data(initial)
         self.phase = _START
-        self._scope = trio.CancelScope()
+        #: the connection's one cancel scope: its nursery's, from ``run`` on
+        self._scope: trio.CancelScope
         self.transport = Transport(stream)
         self.reader = StreamReader(self.transport, self.adapter, self._on_peer_gone)
         self.peer_gone = False
@@ -128,12 +136,30 @@ class HTTP1Connection:
     async def run(self) -> None:
         """Serve the connection, then close the stream (also when cancelled)."""
         try:
+            failed: ProtocolError | None = None
+            loop_ended = False
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self.reader.watch)
+                # The nursery's scope is the connection's (cancelling it ends the watcher
+                # too): no scope of its own to hold while it waits.
+                self._scope = nursery.cancel_scope
+                self.reader.watcher_nursery = nursery  # the watcher starts once needed
                 try:
-                    await self._serve()
-                finally:
-                    nursery.cancel_scope.cancel()
+                    await self._request_loop()
+                except ProtocolError as exc:
+                    failed = exc
+                loop_ended = True
+                self.reader.stop_watching()  # (cancels the nursery, if a watcher runs)
+            if failed is not None:
+                # Not answered: not an HTTP peer, or a request answered already (a broken
+                # drain after it).
+                if failed.answer and not self._answered:
+                    await self._send_error_answer(failed.status, failed.message)
+            elif not loop_ended:  # the scope was cancelled: a deadline, eviction, shutdown
+                exchange, self._exchange = self._exchange, None
+                if exchange is not None:  # cancelled under an exchange: it answers (or ends)
+                    self._exchange_ended(await answer_cancelled(exchange))
+                elif (answer := self._answer_for_cancelled_phase()) is not None:
+                    await self._send_error_answer(*answer)
             self.transport.close()
             if self.linger and not self.peer_gone:
                 await self._linger()
@@ -244,29 +270,15 @@ class HTTP1Connection:
         return event
 
     # -- the request loop ---------------------------------------------------------------------
-    async def _serve(self) -> None:
-        answer: tuple[int, str] | None = None
-        with self._scope:
-            try:
-                await self._request_loop()
-            except ProtocolError as exc:
-                if not exc.answer or self._answered:
-                    return  # not an HTTP peer, or this request was answered (a broken drain)
-                answer = (exc.status, exc.message)
-        if self._scope.cancelled_caught:
-            exchange, self._exchange = self._exchange, None
-            if exchange is not None:  # cancelled under an exchange: it answers (or ends)
-                self._exchange_ended(await answer_cancelled(exchange))
-                return
-            answer = self._answer_for_cancelled_phase()
-        if answer is not None:
-            # An evicted connection's slot is wanted now: it lingers only for a request that
-            # arrived as it was closed (closing would reset the answer away).
-            self.linger = not self.evicted or unread_input(self.stream)
-            observer = self.state.app.observer
-            if observer is not None and answer[0] == 503 and self.state.shutting_down:
-                observer.refused_at_shutdown()
-            await self.send_error(*answer)
+    async def _send_error_answer(self, status: int, message: str) -> None:
+        """``send_error``, then linger (see below)."""
+        # An evicted connection's slot is wanted now: it lingers only for a request that
+        # arrived as it was closed (closing would reset the answer away).
+        self.linger = not self.evicted or unread_input(self.stream)
+        observer = self.state.app.observer
+        if observer is not None and status == 503 and self.state.shutting_down:
+            observer.refused_at_shutdown()
+        await self.send_error(status, message)
 
     def _answer_for_cancelled_phase(self) -> tuple[int, str] | None:
         if self.peer_gone or self._answered:
@@ -338,9 +350,10 @@ class HTTP1Connection:
             exchange = self._exchange = new_exchange(self, event, scope)
             if self.peer_gone and timeouts.cancel_on_disconnect:
                 scope.cancel()  # already gone: the handler starts cancelled
-            # (cancelled: ``_serve`` still needs the exchange)
+            # (cancelled: ``run`` still needs the exchange)
             outcome = await reader.run_watched(serve(exchange, self.state))
             self._exchange = None
+            del event, exchange  # not held (with its request) while the connection waits
             self._answered = True
             if outcome is not KEEP_ALIVE or not adapter.can_reuse:
                 self._exchange_ended(outcome)

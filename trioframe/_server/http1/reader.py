@@ -20,12 +20,23 @@ from ..transport import RECEIVE_SIZE, Transport
 __all__ = ["HIGH_WATER", "RECEIVE_SIZE", "StreamReader", "linger_close"]
 
 HIGH_WATER = 256 * 1024  # the watcher stops reading ahead past this many unparsed bytes
+#: The watcher task's name (a constant: trio would format a new string for every task)
+WATCHER_NAME = "trioframe: HTTP/1.1 disconnect watcher"
 
 T = TypeVar("T")
 
 
 class StreamReader:
-    """Feeds ``adapter`` from ``transport``. ``on_eof`` runs when the peer closes its side."""
+    """Feeds ``adapter`` from ``transport``. ``on_eof`` runs when the peer closes its side.
+
+    The watcher task is started in ``watcher_nursery`` the first time an exchange blocks
+    (``wake_watcher``), not with the connection: a connection whose handlers never wait
+    never has one, and holds one task fewer while it waits for its next request."""
+
+    __slots__ = (
+        *("_on_eof", "_reading", "_waiting", "_watcher", "_watching", "adapter"),
+        *("reading_ahead", "transport", "watcher_nursery"),
+    )
 
     def __init__(
         self, transport: Transport, adapter: BaseHTTP1Adapter, on_eof: Callable[[], None]
@@ -36,9 +47,14 @@ class StreamReader:
         #: the watcher reads ahead: an exchange runs (``run_watched``) and its response is
         #: not out yet (the exchange turns it off then)
         self.reading_ahead = False
-        self._lot = trio.lowlevel.ParkingLot()  # tasks waiting for the current read
-        self._parked = 0  # how many (``bool(lot)`` is a Python-level call on every read)
+        #: the task waiting for the current read: the connection's own (the watcher reads
+        #: only when no other task does, so it never waits for another's read)
+        self._waiting: trio.lowlevel.Task | None = None
         self._watcher: trio.lowlevel.Task | None = None  # set while the watcher sleeps
+        self._watching = False  # the watcher task has been started
+        #: where the watcher task starts, once it is needed (the connection's nursery, which
+        #: ``stop_watching`` cancels)
+        self.watcher_nursery: trio.Nursery | None = None
         self._reading = False  # a task is waiting for bytes
 
     def read_now(self) -> bool:
@@ -52,8 +68,22 @@ class StreamReader:
         self._received(data)
         return True
 
-    async def read_once(self) -> None:
-        """Wait for bytes once and feed them to the adapter (``b""``: end of stream)."""
+    def _received(self, data: bytes | bytearray) -> None:
+        self.adapter.receive_data(data)
+        waiting = self._waiting
+        if waiting is not None:
+            self._waiting = None
+            trio.lowlevel.reschedule(waiting)
+        if not data:
+            self._on_eof()
+
+    async def fill(self) -> None:
+        """Wait for more bytes in the adapter: read them (``b""``: end of stream), or wait for
+        the read another task is in. Call it after ``read_now`` found nothing (it does not
+        look before waiting)."""
+        if self._reading:
+            await self._park()
+            return
         self._reading = True
         try:
             data = await self.transport.receive()
@@ -61,33 +91,35 @@ class StreamReader:
             self._reading = False
         self._received(data)
 
-    def _received(self, data: bytes | bytearray) -> None:
-        self.adapter.receive_data(data)
-        if self._parked:
-            self._lot.unpark_all()
-        if not data:
-            self._on_eof()
-
-    async def fill(self) -> None:
-        """Wait for more bytes in the adapter: read them, or wait for the watcher's read.
-        Call it after ``read_now`` found nothing (it does not look before waiting)."""
-        if self._reading:
-            await self._park()
-        else:
-            await self.read_once()
-
     async def _park(self) -> None:
-        self._parked += 1
-        try:
-            await self._lot.park()
-        finally:
-            self._parked -= 1
+        """Wait for the read another task is in (woken by ``_received``). Cancellation: a
+        plain wait."""
+        assert self._waiting is None, "a second task waits for the same read"
+        self._waiting = trio.lowlevel.current_task()
+
+        def abort(_: Any) -> trio.lowlevel.Abort:
+            self._waiting = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
 
     def wake_watcher(self) -> None:
-        """Let the watcher read ahead (a handler runs and has blocked)."""
+        """Let the watcher read ahead (a handler runs and has blocked): wake it, or start it
+        in ``watcher_nursery`` the first time."""
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
             trio.lowlevel.reschedule(watcher)
+        elif not self._watching:
+            assert self.watcher_nursery is not None, "no nursery to start the watcher in"
+            self._watching = True
+            self.watcher_nursery.start_soon(self.watch, name=WATCHER_NAME)
+
+    def stop_watching(self) -> None:
+        """End the watcher task, if it was started (whatever it is doing), by cancelling
+        ``watcher_nursery``: call it once the connection task is done with that nursery."""
+        if self._watching:
+            assert self.watcher_nursery is not None
+            self.watcher_nursery.cancel_scope.cancel()
 
     @types.coroutine
     def run_watched(self, exchange: Coroutine[Any, Any, T]) -> Generator[Any, Any, T]:
@@ -121,8 +153,9 @@ class StreamReader:
             self.reading_ahead = False
 
     async def watch(self) -> None:
-        """The watcher task: sleeps until woken, then reads while ``reading_ahead`` holds, the
-        stream is open and fewer than ``HIGH_WATER`` bytes wait unparsed."""
+        """The watcher task (``wake_watcher`` starts it, ``stop_watching`` ends it): sleeps
+        until woken, then reads while ``reading_ahead`` holds, the stream is open and fewer
+        than ``HIGH_WATER`` bytes wait unparsed."""
         adapter = self.adapter
 
         def abort(_: Any) -> trio.lowlevel.Abort:
@@ -130,14 +163,14 @@ class StreamReader:
             return trio.lowlevel.Abort.SUCCEEDED
 
         while True:
-            # Looks before it sleeps: a handler may have started before this task first ran.
+            # Looks before it sleeps: a handler may have started before this task ran.
             while (
                 self.reading_ahead
                 and not self._reading
                 and not adapter.eof
                 and adapter.buffered < HIGH_WATER
             ):
-                await self.read_once()
+                await self.fill()
             self._watcher = trio.lowlevel.current_task()
             await trio.lowlevel.wait_task_rescheduled(abort)
 
