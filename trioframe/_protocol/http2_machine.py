@@ -1,7 +1,8 @@
 """h2's connection state machine adjusted for a server that judges streams one by one
 (``ServerMachine``), with what it needs: local settings that announce MAX_CONCURRENT_STREAMS
 without h2 enforcing it (``ServerSettings``: the server counts streams itself) and HPACK
-decoding with a fixed hard limit (``BoundedDecoder``). ``http2.HTTP2Adapter`` is their user.
+decoding with a fixed hard limit (``BoundedDecoder``) and encoding that never indexes
+(``http2_encoder.FieldEncoder``). ``http2.HTTP2Adapter`` is their user.
 Nothing here imports trio.
 """
 
@@ -16,6 +17,8 @@ import h2.settings
 import hpack
 from h2.errors import ErrorCodes
 from hyperframe.frame import Frame, RstStreamFrame
+
+from .http2_encoder import FieldEncoder
 
 __all__ = ["BoundedDecoder", "ServerMachine", "ServerSettings"]
 
@@ -66,6 +69,7 @@ class ServerMachine(h2.connection.H2Connection):
     def __init__(self, config: h2.config.H2Configuration, hard_limit: int) -> None:
         super().__init__(config)
         self.decoder = self._decoder = BoundedDecoder(hard_limit)
+        self.encoder = FieldEncoder()
         self.malformed: list[tuple[int, int]] = []  # (stream id, unreturned window bytes)
         self.resets_sent = 0
         self._next_walk = 0  # the table size at which open_inbound_streams walks it again
