@@ -16,11 +16,14 @@ import h2.exceptions
 import h2.settings
 import hpack
 from h2.errors import ErrorCodes
+from hpack.table import HeaderTable
 from hyperframe.frame import Frame, RstStreamFrame
 
 from .http2_encoder import FieldEncoder
 
 __all__ = ["BoundedDecoder", "ServerMachine", "ServerSettings"]
+
+_STATIC_LENGTH = HeaderTable.STATIC_TABLE_LENGTH
 
 
 class ServerSettings(h2.settings.Settings):
@@ -38,7 +41,8 @@ class ServerSettings(h2.settings.Settings):
 
 class BoundedDecoder(hpack.Decoder):
     """HPACK decoding with a fixed hard limit on a header list's decoded size (past it the
-    connection ends: an HPACK bomb), counting the blocks it decoded."""
+    connection ends: an HPACK bomb), counting the blocks it decoded. A block of one-byte
+    indexed fields only is read without hpack's general loop (``_indexed_only``)."""
 
     def __init__(self, hard_limit: int) -> None:
         self._hard_limit = hard_limit
@@ -54,8 +58,35 @@ class BoundedDecoder(hpack.Decoder):
         pass  # h2 sets the announced limit on acknowledgement: the hard limit stays
 
     def decode(self, data: bytes, raw: bool = False) -> Any:
-        headers = super().decode(data, raw)
+        headers = self._indexed_only(data) if raw else None
+        if headers is None:
+            headers = super().decode(data, raw)
         self.blocks += 1
+        return headers
+
+    def _indexed_only(self, data: bytes) -> list[hpack.HeaderTuple] | None:
+        """The fields of a block made only of one-byte indexed fields (indexes 1 to 126: a
+        request a client has sent before names every field by index), what hpack would
+        decode from it; ``None`` for any other block, and for one hpack would refuse (an
+        index past the table, a list past the limit, a table still larger than allowed),
+        which hpack then decodes or refuses itself."""
+        static, dynamic = HeaderTable.STATIC_TABLE, self.header_table.dynamic_entries
+        headers = []
+        size = 0
+        for byte in data:
+            if not 0x81 <= byte <= 0xFE:
+                return None
+            index = byte - 0x81
+            if index < _STATIC_LENGTH:
+                name, value = static[index]
+            elif index - _STATIC_LENGTH < len(dynamic):
+                name, value = dynamic[index - _STATIC_LENGTH]
+            else:
+                return None
+            headers.append(hpack.HeaderTuple(name, value))
+            size += len(name) + len(value) + 32
+        if size > self._hard_limit or self.header_table.maxsize > self.max_allowed_table_size:
+            return None
         return headers
 
 
@@ -88,8 +119,11 @@ class ServerMachine(h2.connection.H2Connection):
         return count
 
     def _prepare_for_sending(self, frames: list[Frame]) -> None:
-        self.resets_sent += sum(type(frame) is RstStreamFrame for frame in frames)
-        super()._prepare_for_sending(frames)
+        if frames:  # (h2 calls this once for every frame it receives, mostly with none)
+            for frame in frames:
+                if type(frame) is RstStreamFrame:
+                    self.resets_sent += 1
+            super()._prepare_for_sending(frames)
 
     def _receive_headers_frame(self, frame: Any) -> Any:
         decoded = self._decoder.blocks
