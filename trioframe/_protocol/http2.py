@@ -129,6 +129,7 @@ class HTTP2Adapter:
         self._unread: bytes | bytearray = b""  # the bytes fed; those before _offset are read
         self._offset = 0
         self._out = bytearray(h2c.data_to_send())
+        self._ended_with_head: object = None  # the last request's StreamEnded, if it had one
         #: streams opened so far (``max_requests`` ends the connection after that many)
         self.requests = 0
         #: the last stream id a final GOAWAY promised to serve (``None``: none sent)
@@ -194,7 +195,8 @@ class HTTP2Adapter:
         elif kind is h2.events.DataReceived:
             events.append(BodyReceived(event.stream_id, event.data, event.flow_controlled_length))
         elif kind is h2.events.StreamEnded:  # also after a RequestReceived or DataReceived
-            events.append(BodyEnded(event.stream_id))
+            if event is not self._ended_with_head:  # (RequestStarted said it: ``ended``)
+                events.append(BodyEnded(event.stream_id))
         elif kind is h2.events.StreamReset:  # by the client, or by h2 (charged in receive)
             events.append(StreamReset(event.stream_id))
         elif kind is h2.events.WindowUpdated:
@@ -212,6 +214,7 @@ class HTTP2Adapter:
     def _request(self, event: Any, events: list[Event]) -> None:
         stream_id = event.stream_id
         ended = event.stream_ended is not None
+        self._ended_with_head = event.stream_ended  # (h2 puts it right after this event)
         if self.goaway_last_id is not None and stream_id > self.goaway_last_id:
             self.reset(stream_id, ErrorCodes.REFUSED_STREAM)  # after GOAWAY: overhead too
             return

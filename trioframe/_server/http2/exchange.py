@@ -210,11 +210,15 @@ class HTTP2Exchange(Exchange):
             adapter.send_headers(self.stream_id, status, headers, end=not body)
         except h2.exceptions.ProtocolError:
             raise ExchangeGone from None
-        if body:
-            await self._send(body, end=True)
-        else:
+        if not body:
             self._ended()
-        await self.connection.until_writable(self)
+        elif len(body) <= adapter.send_window(self.stream_id):
+            self._send_last(body)  # the common case: the whole body goes out at once
+        else:
+            await self._send(body, end=True)
+        connection = self.connection
+        if adapter.pending > connection.output_bound:
+            await connection.until_writable(self)
         return KEEP_ALIVE
 
     async def send_head(self, status: int, headers: list[Header]) -> None:
@@ -280,6 +284,17 @@ class HTTP2Exchange(Exchange):
                 await self.connection.until_writable(self)
         if end:
             self._ended()
+
+    def _send_last(self, data: bytes) -> None:
+        """Queue ``data`` (the windows allow all of it) as the DATA frame that ends the
+        stream."""
+        try:
+            self.connection.adapter.send_data(
+                self.stream_id, data, end=True, earned=not self.refused
+            )
+        except h2.exceptions.ProtocolError:
+            raise ExchangeGone from None
+        self._ended()
 
     def _check_open(self) -> None:
         if self.gone:
