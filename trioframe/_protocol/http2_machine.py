@@ -8,6 +8,7 @@ Nothing here imports trio.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import h2.config
@@ -24,6 +25,9 @@ from .http2_encoder import FieldEncoder
 __all__ = ["BoundedDecoder", "ServerMachine", "ServerSettings"]
 
 _STATIC_LENGTH = HeaderTable.STATIC_TABLE_LENGTH
+#: ``hpack.HeaderTuple(name, value)`` without its Python-level ``__new__``
+_header_tuple = partial(tuple.__new__, hpack.HeaderTuple)
+_STATIC_FIELDS = [_header_tuple(entry) for entry in HeaderTable.STATIC_TABLE]  # immutable
 
 
 class ServerSettings(h2.settings.Settings):
@@ -70,7 +74,7 @@ class BoundedDecoder(hpack.Decoder):
         decode from it; ``None`` for any other block, and for one hpack would refuse (an
         index past the table, a list past the limit, a table still larger than allowed),
         which hpack then decodes or refuses itself."""
-        static, dynamic = HeaderTable.STATIC_TABLE, self.header_table.dynamic_entries
+        dynamic = self.header_table.dynamic_entries
         headers = []
         size = 0
         for byte in data:
@@ -78,13 +82,13 @@ class BoundedDecoder(hpack.Decoder):
                 return None
             index = byte - 0x81
             if index < _STATIC_LENGTH:
-                name, value = static[index]
+                field = _STATIC_FIELDS[index]
             elif index - _STATIC_LENGTH < len(dynamic):
-                name, value = dynamic[index - _STATIC_LENGTH]
+                field = _header_tuple(dynamic[index - _STATIC_LENGTH])
             else:
                 return None
-            headers.append(hpack.HeaderTuple(name, value))
-            size += len(name) + len(value) + 32
+            headers.append(field)
+            size += len(field[0]) + len(field[1]) + 32
         if size > self._hard_limit or self.header_table.maxsize > self.max_allowed_table_size:
             return None
         return headers
