@@ -53,6 +53,7 @@ from .http2_events import (
 from .http2_frames import Flood, FrameMeter, FrameTooLarge
 from .http2_head import MalformedHead, read_request_head
 from .http2_machine import ServerMachine, ServerSettings
+from .http2_response import queue_response
 
 __all__ = ["LAST_STREAM_ID", "ConnectionFailed", "HTTP2Adapter", "HTTP2Limits"]
 
@@ -63,6 +64,14 @@ _REMOTE_OPEN = frozenset({StreamState.OPEN, StreamState.HALF_CLOSED_LOCAL})
 _CONNECTION_SPECIFIC = frozenset(
     {b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"}
 )
+
+
+def _fields(status: int, headers: list[Header]) -> list[Header]:
+    """A response head's fields: ``:status`` first, then ``headers`` but those HTTP/2
+    forbids."""
+    fields = [(b":status", b"%d" % status)]
+    fields += [(n, v) for n, v in headers if n not in _CONNECTION_SPECIFIC]
+    return fields
 
 
 @attrs.frozen
@@ -256,9 +265,22 @@ class HTTP2Adapter:
     def send_headers(self, stream_id: int, status: int, headers: list[Header], end: bool) -> None:
         """Queue a response head (``:status`` first; fields HTTP/2 forbids are dropped).
         Raises ``h2.exceptions.ProtocolError`` on a stream that is gone."""
-        fields = [(b":status", b"%d" % status)]
-        fields += [(n, v) for n, v in headers if n not in _CONNECTION_SPECIFIC]
-        self._h2.send_headers(stream_id, fields, end_stream=end)
+        self._h2.send_headers(stream_id, _fields(status, headers), end_stream=end)
+
+    def send_response(
+        self, stream_id: int, status: int, headers: list[Header], body: bytes, *, earned: bool
+    ) -> bool:
+        """Queue a whole response at once (as ``send_headers`` and ``send_data`` would,
+        ``http2_response``) if the windows and the frame size take its body now; returns
+        whether it did (nothing is queued when not). Raises what ``send_headers`` raises."""
+        frames = queue_response(self._h2, stream_id, status, _fields(status, headers), body)
+        if frames is None:
+            return False
+        self._take_output()
+        self._out += frames
+        if body and earned:
+            self.meter.credit()
+        return True
 
     def send_data(
         self, stream_id: int, data: bytes | memoryview, end: bool, *, earned: bool = True

@@ -205,15 +205,16 @@ class HTTP2Exchange(Exchange):
     async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
         self._check_open()
         self.response_started = True
-        adapter = self.connection.adapter
+        adapter, stream_id = self.connection.adapter, self.stream_id
         try:
-            adapter.send_headers(self.stream_id, status, headers, end=not body)
+            # The common case: the windows take the whole body now, one step.
+            whole = adapter.send_response(stream_id, status, headers, body, earned=not self.refused)
+            if not whole:
+                adapter.send_headers(stream_id, status, headers, end=not body)
         except h2.exceptions.ProtocolError:
             raise ExchangeGone from None
-        if not body:
+        if whole or not body:
             self._ended()
-        elif len(body) <= adapter.send_window(self.stream_id):
-            self._send_last(body)  # the common case: the whole body goes out at once
         else:
             await self._send(body, end=True)
         connection = self.connection
@@ -284,17 +285,6 @@ class HTTP2Exchange(Exchange):
                 await self.connection.until_writable(self)
         if end:
             self._ended()
-
-    def _send_last(self, data: bytes) -> None:
-        """Queue ``data`` (the windows allow all of it) as the DATA frame that ends the
-        stream."""
-        try:
-            self.connection.adapter.send_data(
-                self.stream_id, data, end=True, earned=not self.refused
-            )
-        except h2.exceptions.ProtocolError:
-            raise ExchangeGone from None
-        self._ended()
 
     def _check_open(self) -> None:
         if self.gone:
