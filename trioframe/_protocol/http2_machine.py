@@ -62,9 +62,8 @@ class BoundedDecoder(hpack.Decoder):
         pass  # h2 sets the announced limit on acknowledgement: the hard limit stays
 
     def decode(self, data: bytes, raw: bool = False) -> Any:
-        headers = self._indexed_only(data) if raw else None
-        if headers is None:
-            headers = super().decode(data, raw)
+        indexed = self._indexed_only(data) if raw else None
+        headers = super().decode(data, raw) if indexed is None else indexed
         self.blocks += 1
         return headers
 
