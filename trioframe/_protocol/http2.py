@@ -173,7 +173,7 @@ class HTTP2Adapter:
         data = memoryview(self._unread)[start : self._offset]
         resets = self._h2.resets_sent
         try:
-            h2_events = self._h2.receive_data(data)
+            h2_events = self._h2.receive_frames(data)
         except h2.exceptions.ProtocolError as exc:
             self._take_output()  # h2 queued its GOAWAY
             self.closed = True

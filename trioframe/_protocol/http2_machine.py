@@ -18,9 +18,10 @@ import h2.settings
 import hpack
 from h2.errors import ErrorCodes
 from hpack.table import HeaderTable
-from hyperframe.frame import Frame, RstStreamFrame
+from hyperframe.frame import Frame, HeadersFrame, RstStreamFrame
 
 from .http2_encoder import FieldEncoder
+from .http2_frames import END_HEADERS, END_STREAM, FRAME_HEADER_SIZE, HEADERS
 
 __all__ = ["BoundedDecoder", "ServerMachine", "ServerSettings"]
 
@@ -107,6 +108,52 @@ class ServerMachine(h2.connection.H2Connection):
         self.malformed: list[tuple[int, int]] = []  # (stream id, unreturned window bytes)
         self.resets_sent = 0
         self._next_walk = 0  # the table size at which open_inbound_streams walks it again
+
+    def receive_frames(self, data: bytes | memoryview) -> list[Any]:
+        """``receive_data``, with each HEADERS frame that opens a stream in one frame (a
+        client's new request: END_HEADERS, no padding, no priority) handed to h2's handler of
+        HEADERS frames directly, without h2's frame buffer and frame dispatch (which parse
+        the frame into objects and format it for a trace log that is off); every other frame,
+        and every frame while h2's buffer holds anything (the preface, a partial frame, a
+        header block in CONTINUATION frames), goes through ``receive_data``, in order. Raises
+        what ``receive_data`` raises, after queuing the same GOAWAY."""
+        buffer = self.incoming_buffer
+        if buffer._data or buffer._preamble_len or buffer._headers_buffer:
+            return self.receive_data(data)
+        view = memoryview(data)
+        events: list[Any] = []
+        start = position = 0
+        size = len(view)
+        while position + FRAME_HEADER_SIZE <= size:
+            end = position + FRAME_HEADER_SIZE + int.from_bytes(view[position : position + 3])
+            if end > size:
+                break
+            if view[position + 3] == HEADERS and view[position + 4] & ~END_STREAM == END_HEADERS:
+                stream_id = int.from_bytes(view[position + 5 : position + 9]) & 0x7FFFFFFF
+                if stream_id & 1 and stream_id > self.highest_inbound_stream_id:
+                    if start < position:
+                        events += self.receive_data(view[start:position])
+                    block = view[position + FRAME_HEADER_SIZE : end].tobytes()
+                    events += self._open_stream(stream_id, block, view[position + 4])
+                    start = end
+            position = end
+        if start < size:
+            events += self.receive_data(view[start:])
+        return events
+
+    def _open_stream(self, stream_id: int, block: bytes, flags: int) -> list[Any]:
+        """A HEADERS frame that opens stream ``stream_id``, as h2 receives one."""
+        frame = HeadersFrame(stream_id, block)
+        frame.flags.add("END_HEADERS")
+        if flags & END_STREAM:
+            frame.flags.add("END_STREAM")
+        try:
+            frames, events = self._receive_headers_frame(frame)
+        except h2.exceptions.ProtocolError as exc:
+            self._terminate_connection(exc.error_code)
+            raise
+        self._prepare_for_sending(frames)
+        return list(events)
 
     @property
     def open_inbound_streams(self) -> int:
