@@ -52,6 +52,8 @@ def client_bytes(ops: list[Any]) -> tuple[bytes, int]:
                 headers += [(":authority", "example.org"), (":path", "/a")]
                 if long:
                     headers.append(("x-long", "v" * 20000))
+                if size == 100:  # a body that breaks its Content-Length: its stream is reset
+                    headers.append(("content-length", "5"))
                 weight = 32 if priority and not long else None  # (h2's client fails both)
                 client.send_headers(stream_id, headers, end_stream=get, priority_weight=weight)
                 if not get:
@@ -123,6 +125,10 @@ def test_new_streams_skip_h2s_frame_buffer(monkeypatch: pytest.MonkeyPatch) -> N
         [("request", True, 0, False, False), ("raw", 1, 5, 1, b"")],  # stream 1 again
         [("request", True, 0, False, False), ("reset",), ("raw", 1, 5, 1, b"")],
         [("request", False, 100, False, False), ("raw", 1, 5, 3, b"\x82")],
+        [("request", False, 0, False, False), ("raw", 0, 0, 1, b"ab"), ("raw", 0, 1, 1, b"")],
+        [("request", False, 0, False, False), ("reset",), ("raw", 0, 1, 1, b"ab")],
+        [("request", True, 0, False, False), ("raw", 0, 1, 1, b"ab")],
+        [("request", False, 0, False, False), ("raw", 0, 8, 1, b"\x01ab")],
     ],
 )
 def test_chosen_frames_read_as_h2_reads_them(ops: list[Any]) -> None:

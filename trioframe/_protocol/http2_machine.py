@@ -17,15 +17,18 @@ import h2.exceptions
 import h2.settings
 import hpack
 from h2.errors import ErrorCodes
+from h2.stream import StreamState
 from hpack.table import HeaderTable
-from hyperframe.frame import Frame, HeadersFrame, RstStreamFrame
+from hyperframe.frame import DataFrame, Frame, HeadersFrame, RstStreamFrame
 
 from .http2_encoder import FieldEncoder
-from .http2_frames import END_HEADERS, END_STREAM, FRAME_HEADER_SIZE, HEADERS
+from .http2_frames import DATA, END_HEADERS, END_STREAM, FRAME_HEADER_SIZE, HEADERS
 
 __all__ = ["BoundedDecoder", "ServerMachine", "ServerSettings"]
 
 _STATIC_LENGTH = HeaderTable.STATIC_TABLE_LENGTH
+#: The stream states in which a client may send DATA.
+_RECEIVING = frozenset({StreamState.OPEN, StreamState.HALF_CLOSED_LOCAL})
 #: ``hpack.HeaderTuple(name, value)`` without its Python-level ``__new__``
 _header_tuple = partial(tuple.__new__, hpack.HeaderTuple)
 _STATIC_FIELDS = [_header_tuple(entry) for entry in HeaderTable.STATIC_TABLE]  # immutable
@@ -110,13 +113,14 @@ class ServerMachine(h2.connection.H2Connection):
         self._next_walk = 0  # the table size at which open_inbound_streams walks it again
 
     def receive_frames(self, data: bytes | memoryview) -> list[Any]:
-        """``receive_data``, with each HEADERS frame that opens a stream in one frame (a
-        client's new request: END_HEADERS, no padding, no priority) handed to h2's handler of
-        HEADERS frames directly, without h2's frame buffer and frame dispatch (which parse
-        the frame into objects and format it for a trace log that is off); every other frame,
-        and every frame while h2's buffer holds anything (the preface, a partial frame, a
-        header block in CONTINUATION frames), goes through ``receive_data``, in order. Raises
-        what ``receive_data`` raises, after queuing the same GOAWAY."""
+        """``receive_data``, with a client's most common frames handed to h2's handler of
+        their type directly, without h2's frame buffer and frame dispatch (which parse each
+        frame into objects and format it for a trace log that is off): a HEADERS frame that
+        opens a stream in one frame (END_HEADERS, no padding, no priority) and a DATA frame
+        without padding on a stream the client may send on. Every other frame, and every
+        frame while h2's buffer holds anything (the preface, a partial frame, a header block
+        in CONTINUATION frames), goes through ``receive_data``, in order. Raises what
+        ``receive_data`` raises, after queuing the same GOAWAY."""
         buffer = self.incoming_buffer
         if buffer._data or buffer._preamble_len or buffer._headers_buffer:
             return self.receive_data(data)
@@ -128,27 +132,47 @@ class ServerMachine(h2.connection.H2Connection):
             end = position + FRAME_HEADER_SIZE + int.from_bytes(view[position : position + 3])
             if end > size:
                 break
-            if view[position + 3] == HEADERS and view[position + 4] & ~END_STREAM == END_HEADERS:
-                stream_id = int.from_bytes(view[position + 5 : position + 9]) & 0x7FFFFFFF
-                if stream_id & 1 and stream_id > self.highest_inbound_stream_id:
-                    if start < position:
-                        events += self.receive_data(view[start:position])
-                    block = view[position + FRAME_HEADER_SIZE : end].tobytes()
-                    events += self._open_stream(stream_id, block, view[position + 4])
-                    start = end
+            kind, flags = view[position + 3], view[position + 4]
+            stream_id = int.from_bytes(view[position + 5 : position + 9]) & 0x7FFFFFFF
+            frame = self._direct_frame(kind, flags, stream_id)
+            if frame is not None:
+                if start < position:
+                    events += self.receive_data(view[start:position])
+                frame.data = view[position + FRAME_HEADER_SIZE : end].tobytes()
+                events += self._receive_direct(frame)
+                start = end
             position = end
         if start < size:
             events += self.receive_data(view[start:])
         return events
 
-    def _open_stream(self, stream_id: int, block: bytes, flags: int) -> list[Any]:
-        """A HEADERS frame that opens stream ``stream_id``, as h2 receives one."""
-        frame = HeadersFrame(stream_id, block)
-        frame.flags.add("END_HEADERS")
+    def _direct_frame(
+        self, kind: int, flags: int, stream_id: int
+    ) -> HeadersFrame | DataFrame | None:
+        """An empty frame for ``receive_frames`` to hand over directly, or ``None``."""
+        if kind == HEADERS:
+            if flags & ~END_STREAM != END_HEADERS or not stream_id & 1:
+                return None
+            if stream_id <= self.highest_inbound_stream_id:
+                return None  # (trailers, or a stream id reused: h2's checks)
+            frame: HeadersFrame | DataFrame = HeadersFrame(stream_id)
+            frame.flags.add("END_HEADERS")
+        elif kind == DATA and not flags & ~END_STREAM:
+            stream = self.streams.get(stream_id)
+            if stream is None or stream.state_machine.state not in _RECEIVING:
+                return None  # (a stream closed or unknown: h2's answers)
+            frame = DataFrame(stream_id)
+        else:
+            return None
         if flags & END_STREAM:
             frame.flags.add("END_STREAM")
+        return frame
+
+    def _receive_direct(self, frame: Frame) -> list[Any]:
+        """A frame ``_direct_frame`` chose, as h2 receives it (those frames raise no error
+        h2's frame dispatch would turn into a reset)."""
         try:
-            frames, events = self._receive_headers_frame(frame)
+            frames, events = self._frame_dispatch_table[type(frame)](frame)
         except h2.exceptions.ProtocolError as exc:
             self._terminate_connection(exc.error_code)
             raise
