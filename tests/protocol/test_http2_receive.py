@@ -129,6 +129,13 @@ def test_new_streams_skip_h2s_frame_buffer(monkeypatch: pytest.MonkeyPatch) -> N
         [("request", False, 0, False, False), ("reset",), ("raw", 0, 1, 1, b"ab")],
         [("request", True, 0, False, False), ("raw", 0, 1, 1, b"ab")],
         [("request", False, 0, False, False), ("raw", 0, 8, 1, b"\x01ab")],
+        [("raw", 1, 0, 1, b"\x82"), ("raw", 1, 5, 3, b"\x82")],  # inside a header block
+        [("raw", 1, 0x25, 5, b"\x00\x00\x00\x00\x10\x82"), ("raw", 1, 5, 3, b"\x82")],
+        [
+            ("request", False, 0, False, False),
+            ("raw", 3, 0, 1, b"\x00\x00\x00\x08"),
+            ("raw", 0, 0, 1, b"ab"),
+        ],  # DATA after the stream's reset, in the same read
     ],
 )
 def test_chosen_frames_read_as_h2_reads_them(ops: list[Any]) -> None:

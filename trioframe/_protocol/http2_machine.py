@@ -29,6 +29,7 @@ __all__ = ["BoundedDecoder", "ServerMachine", "ServerSettings"]
 _STATIC_LENGTH = HeaderTable.STATIC_TABLE_LENGTH
 #: The stream states in which a client may send DATA.
 _RECEIVING = frozenset({StreamState.OPEN, StreamState.HALF_CLOSED_LOCAL})
+_DIRECT = frozenset({HEADERS, DATA})  # the frame types receive_frames may hand over directly
 #: ``hpack.HeaderTuple(name, value)`` without its Python-level ``__new__``
 _header_tuple = partial(tuple.__new__, hpack.HeaderTuple)
 _STATIC_FIELDS = [_header_tuple(entry) for entry in HeaderTable.STATIC_TABLE]  # immutable
@@ -133,11 +134,20 @@ class ServerMachine(h2.connection.H2Connection):
             if end > size:
                 break
             kind, flags = view[position + 3], view[position + 4]
-            stream_id = int.from_bytes(view[position + 5 : position + 9]) & 0x7FFFFFFF
-            frame = self._direct_frame(kind, flags, stream_id)
-            if frame is not None:
-                if start < position:
+            simple = flags & ~END_STREAM == (END_HEADERS if kind == HEADERS else 0)
+            if (
+                kind in _DIRECT
+                and simple
+                and end - position - FRAME_HEADER_SIZE <= self.max_inbound_frame_size
+            ):
+                if start < position:  # what came before first: the state it leaves counts
                     events += self.receive_data(view[start:position])
+                    start = position
+                stream_id = int.from_bytes(view[position + 5 : position + 9]) & 0x7FFFFFFF
+                frame = self._direct_frame(kind, flags, stream_id)
+            else:
+                frame = None
+            if frame is not None:
                 frame.data = view[position + FRAME_HEADER_SIZE : end].tobytes()
                 events += self._receive_direct(frame)
                 start = end
@@ -149,21 +159,22 @@ class ServerMachine(h2.connection.H2Connection):
     def _direct_frame(
         self, kind: int, flags: int, stream_id: int
     ) -> HeadersFrame | DataFrame | None:
-        """An empty frame for ``receive_frames`` to hand over directly, or ``None``."""
+        """An empty frame for ``receive_frames`` to hand over directly (a HEADERS or DATA
+        frame without padding or priority), or ``None`` when h2 must read it: a header
+        block is open, or the stream is not a new one (HEADERS) or one the client may send
+        on (DATA)."""
+        if self.incoming_buffer._headers_buffer:
+            return None
         if kind == HEADERS:
-            if flags & ~END_STREAM != END_HEADERS or not stream_id & 1:
-                return None
-            if stream_id <= self.highest_inbound_stream_id:
+            if not stream_id & 1 or stream_id <= self.highest_inbound_stream_id:
                 return None  # (trailers, or a stream id reused: h2's checks)
             frame: HeadersFrame | DataFrame = HeadersFrame(stream_id)
             frame.flags.add("END_HEADERS")
-        elif kind == DATA and not flags & ~END_STREAM:
+        else:
             stream = self.streams.get(stream_id)
             if stream is None or stream.state_machine.state not in _RECEIVING:
                 return None  # (a stream closed or unknown: h2's answers)
             frame = DataFrame(stream_id)
-        else:
-            return None
         if flags & END_STREAM:
             frame.flags.add("END_STREAM")
         return frame
