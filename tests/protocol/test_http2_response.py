@@ -12,12 +12,14 @@ import h2.config
 import h2.connection
 import h2.events
 import h2.exceptions
+import pytest
 from h2.errors import ErrorCodes
 from h2.settings import SettingCodes
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from trioframe._protocol.http2 import HTTP2Adapter, HTTP2Limits
+from trioframe._protocol.http2_head import MalformedHead
 
 _HEADERS = st.lists(
     st.tuples(
@@ -152,3 +154,20 @@ def test_a_response_the_windows_take_is_one_step() -> None:
     # A second head on the stream, or a body past the window: h2's path, nothing queued
     assert not adapter.send_response(1, 200, [], b"", earned=True)
     assert adapter.data_to_send() == b""
+
+
+def test_a_repeated_head_is_read_once_and_each_request_owns_its_fields() -> None:
+    adapter = HTTP2Adapter(HTTP2Limits())
+    fields = [(b":method", b"GET"), (b":scheme", b"https"), (b":authority", b"a"), (b":path", b"/")]
+    first = adapter._read_head([*fields, (b"x-a", b"1")])
+    second = adapter._read_head([*fields, (b"x-a", b"1")])
+    assert first == second and first.headers is not second.headers
+    first.headers.append((b"x-added", b"by a handler"))
+    assert adapter._read_head([*fields, (b"x-a", b"1")]) == second
+    with pytest.raises(MalformedHead):  # a malformed head is never remembered
+        adapter._read_head([*fields, (b"x-a", b"1\r\n")])
+    with pytest.raises(MalformedHead):
+        adapter._read_head([*fields, (b"x-a", b"1\r\n")])
+    for n in range(100):
+        adapter._read_head([*fields, (b"x-n", b"%d" % n)])
+    assert len(adapter._heads) <= 16

@@ -54,6 +54,7 @@ from .http2_frames import Flood, FrameMeter, FrameTooLarge
 from .http2_head import MalformedHead, read_request_head
 from .http2_machine import ServerMachine, ServerSettings
 from .http2_response import queue_response
+from .request_head import RequestHead
 
 __all__ = ["LAST_STREAM_ID", "ConnectionFailed", "HTTP2Adapter", "HTTP2Limits"]
 
@@ -72,6 +73,11 @@ def _fields(status: int, headers: list[Header]) -> list[Header]:
     fields = [(b":status", b"%d" % status)]
     fields += [(n, v) for n, v in headers if n not in _CONNECTION_SPECIFIC]
     return fields
+
+
+#: Request heads a connection remembers (``HTTP2Adapter._read_head``); it forgets them all
+#: when full.
+_REMEMBERED_HEADS = 16
 
 
 @attrs.frozen
@@ -139,6 +145,7 @@ class HTTP2Adapter:
         self._offset = 0
         self._out = bytearray(h2c.data_to_send())
         self._ended_with_head: object = None  # the last request's StreamEnded, if it had one
+        self._heads: dict[tuple[Header, ...], RequestHead] = {}  # (``_read_head``)
         #: streams opened so far (``max_requests`` ends the connection after that many)
         self.requests = 0
         #: the last stream id a final GOAWAY promised to serve (``None``: none sent)
@@ -229,12 +236,7 @@ class HTTP2Adapter:
             return
         self.requests += 1
         try:
-            head = read_request_head(
-                event.headers,
-                max_header_count=self.limits.max_header_count,
-                max_header_list_size=self.limits.max_header_list_size,
-                connect_protocol=True,
-            )
+            head = self._read_head(event.headers)
         except MalformedHead as exc:
             method = dict(event.headers).get(b":method", b"GET")
             events.append(RequestRefused(stream_id, exc.status, exc.message, method))
@@ -242,6 +244,24 @@ class HTTP2Adapter:
             events.append(RequestStarted(stream_id, head, ended))
         if self.requests == self.limits.max_requests:
             self.send_goaway(stream_id)
+
+    def _read_head(self, headers: list[Header]) -> RequestHead:
+        """``read_request_head`` of ``headers``, remembered for the connection's next request
+        with the same fields (a client asking again for the same resource); each head has a
+        list of fields of its own. Raises ``MalformedHead``."""
+        key = tuple(headers)
+        head = self._heads.get(key)
+        if head is None:
+            head = read_request_head(
+                headers,
+                max_header_count=self.limits.max_header_count,
+                max_header_list_size=self.limits.max_header_list_size,
+                connect_protocol=True,
+            )
+            if len(self._heads) >= _REMEMBERED_HEADS:
+                self._heads.clear()
+            self._heads[key] = head
+        return head._replace(headers=list(head.headers))
 
     # -- output --------------------------------------------------------------------------------
     def data_to_send(self) -> bytes:
