@@ -263,7 +263,7 @@ def print_report(results: list[Result], opts: Options, elapsed: float) -> None:
         return
     first = ran[0].checkout
     columns = [f"{'k instr each':>12}", f"{'spread':>7}", f"{'x ' + first:>14}"]
-    print(f"\n{'workload':<34} {'checkout':<14} " + " ".join(columns))
+    print(f"\n{'workload':<38} {'checkout':<14} " + " ".join(columns))
     for workload in WORKLOADS:
         for endpoint in workload.endpoints:
             name = endpoint.name if endpoint else ""
@@ -275,7 +275,7 @@ def print_report(results: list[Result], opts: Options, elapsed: float) -> None:
                 cells.append(f"{value / base:>14.3f}" if base else f"{'n/a':>14}")
                 asked = f" {endpoint.method} {endpoint.path}" if endpoint else ""
                 label = f"{workload.name}: {workload.description}{asked}" if i == 0 else ""
-                print(f"{label:<34} {r.checkout:<14} " + " ".join(cells))
+                print(f"{label:<38} {r.checkout:<14} " + " ".join(cells))
     print_ratios(ran)
     print(f"\nrun time {elapsed / 60:.1f} min")
 
