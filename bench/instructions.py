@@ -79,19 +79,27 @@ def trioframe_spec(checkout: Checkout, parser: str = "h11") -> ServerSpec:
     (``trioframe``: h11, the default path; ``trioframe-llhttp``: the speedups extra)."""
     name = "trioframe" if parser == "h11" else f"trioframe-{parser}"
     label = checkout.label if parser == "h11" else f"{checkout.label}-{parser}"
-    probe = TRIOFRAME_PROBE
-    if parser != "h11":  # the checkout must have the option, and the extra be installed
-        probe = "import httptools\nfrom trioframe import ServerConfig\n" + probe
-        probe += f"\nServerConfig(http1_parser={parser!r})"
     return ServerSpec(
         name,
         label,
-        probe,
+        trioframe_probe(parser),
         lambda port: [
             *(PY, str(APPS / "trioframe_app.py"), str(port)),
             *("--http1-parser", parser),
         ],
         checkout,
+    )
+
+
+def trioframe_probe(parser: str = "h11") -> str:
+    """The probe of trioframe on the HTTP/1.1 ``parser``: any other than h11 needs the
+    checkout to have the option, and the extra installed."""
+    if parser == "h11":
+        return TRIOFRAME_PROBE
+    return (
+        "import httptools\nfrom trioframe import ServerConfig\n"
+        + TRIOFRAME_PROBE
+        + f"\nServerConfig(http1_parser={parser!r})"
     )
 
 

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Count the CPU instructions trioframe spends per HTTP/2 request and per WebSocket message.
 
-    python bench/instructions_streams.py [--requests 2000] [--rounds 3] [--only h2,ws]
+    python bench/instructions_streams.py [--requests 2000] [--rounds 3] [--only h2,h1,ws]
         [--trioframe main=/work/main --trioframe new=/work/wt/x] [--no-peers] [--json out.json]
 
 The HTTP/2 and WebSocket companion of bench/instructions.py, with its method: each checkout's
 server runs as one process under valgrind's callgrind on 127.0.0.1, and this script, not under
-valgrind, is the client (bench/stream_clients.py). Two workloads:
+valgrind, is the client (bench/stream_clients.py). Three workloads:
 
-    h2   apps/trioframe_app.py --http2: GET /plaintext over h2c with prior knowledge,
-         --connections connections sending --streams requests at a time (Python h2)
+    h2   apps/trioframe_app.py --http2: GET /plaintext and POST /echo (1 KiB) over h2c with
+         prior knowledge, --connections connections sending --streams requests at a time
+         (Python h2)
+    h1   apps/trioframe_app.py --http1-parser llhttp, the same endpoints over HTTP/1.1, as
+         bench/instructions.py counts them (--http1-connections keep-alive connections, one
+         request in flight on each): the reference the HTTP/2 figures are divided by
     ws   autobahn/echo_app.py: a Router.websocket route echoing 16-byte text messages to
          --ws-connections connections, which take turns (websockets' sync client); beside
          it, as peers, Uvicorn with the websockets library on the asyncio loop serving the
@@ -17,7 +21,9 @@ valgrind, is the client (bench/stream_clients.py). Two workloads:
 
 Each round opens fresh connections, warms up on them, has the server collect its garbage, and
 counts ``--requests`` requests (or messages) on the same connections; the figure is the median
-over the rounds. See bench/README.md for what is counted and how to read the table.
+over the rounds. With h2 and h1 both run, the report ends with each checkout's HTTP/2 figure
+over its own HTTP/1.1 one, per endpoint. See bench/README.md for what is counted and how to
+read the table.
 """
 
 from __future__ import annotations
@@ -41,8 +47,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from checkouts import PY, TRIOFRAME_PROBE, Checkout, add_option, parse_checkouts, probe
 from http2 import TRIOFRAME_H2_PROBE, UNLIMITED, check_endpoints_h2
-from instructions import VERSIONS, Callgrind, Count, ServerSpec, kill_all_servers, versions
-from run import APPS, ServerFailed, free_port, wait_for_port
+from instructions import (
+    VERSIONS,
+    Callgrind,
+    Count,
+    KeepAliveClient,
+    ServerSpec,
+    kill_all_servers,
+    trioframe_probe,
+    versions,
+)
+from run import APPS, ENDPOINTS, Endpoint, ServerFailed, free_port, wait_for_port
 from stream_clients import EchoClient, H2Client
 
 #: Runs an app with a full garbage collection on SIGUSR1, sent before each count.
@@ -55,6 +70,8 @@ TRIOFRAME_WS_PROBE = (
     "import wsproto\nfrom trioframe import Router, ServerConfig\nRouter().websocket\n"
     "ServerConfig().with_websocket_ping_interval\n" + TRIOFRAME_PROBE
 )
+#: The endpoints of the h2 and h1 workloads: the issue's targets, a GET and a POST with a body.
+REQUEST_ENDPOINTS = [ep for ep in ENDPOINTS if ep.name in ("plaintext", "echo")]
 
 
 @dataclass(frozen=True)
@@ -64,6 +81,7 @@ class Options:
     rounds: int
     connections: int
     streams: int
+    http1_connections: int
     header_table_size: int
     ws_connections: int
     timeout: float
@@ -75,21 +93,22 @@ class Client(Protocol):
     """Open connections: ``run(count)`` sends ``count`` requests or messages on them and
     checks every answer."""
 
-    def run(self, count: int) -> None: ...
+    def run(self, count: int) -> object: ...
 
     def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
 class Workload:
-    """What ``--only`` selects: trioframe's server command, the client that drives it, and
-    other servers measured with the same client (left out with ``--no-peers``)."""
+    """What ``--only`` selects: a server command and the client that drives it, once per
+    endpoint (``None``: the workload has one way of asking)."""
 
     name: str
     description: str
     probe: str
     command: Callable[[int], list[str]]
-    client: Callable[[int, Options], Client]
+    client: Callable[[int, Options, Endpoint | None], Client]
+    endpoints: tuple[Endpoint | None, ...] = (None,)
     peers: tuple[ServerSpec, ...] = ()
 
 
@@ -107,27 +126,51 @@ def uvicorn_ws_peer(app: str) -> ServerSpec:
     )
 
 
+def _endpoint(endpoint: Endpoint | None) -> Endpoint:
+    assert endpoint is not None, "a request workload is run per endpoint"
+    return endpoint
+
+
 WORKLOADS = [
     Workload(
         "h2",
-        "HTTP/2 GET /plaintext",
+        "HTTP/2 (h2c)",
         TRIOFRAME_H2_PROBE,
         lambda port: [
             *(*COLLECTING, str(APPS / "trioframe_app.py"), str(port), "--http2"),
             *("--max-requests-per-connection", str(UNLIMITED)),
             *("--keep-alive-timeout", QUIET_SECONDS),
         ],
-        lambda port, opts: H2Client(
-            port, opts.connections, opts.streams, opts.header_table_size, opts.timeout
+        lambda port, opts, ep: H2Client(
+            port,
+            _endpoint(ep),
+            opts.connections,
+            opts.streams,
+            opts.header_table_size,
+            opts.timeout,
         ),
+        tuple(REQUEST_ENDPOINTS),
+    ),
+    Workload(
+        "h1",
+        "HTTP/1.1 (llhttp)",
+        trioframe_probe("llhttp"),
+        lambda port: [
+            *(*COLLECTING, str(APPS / "trioframe_app.py"), str(port), "--http1-parser", "llhttp"),
+            *("--keep-alive-timeout", QUIET_SECONDS),
+        ],
+        lambda port, opts, ep: KeepAliveClient(
+            port, _endpoint(ep), opts.http1_connections, opts.timeout
+        ),
+        tuple(REQUEST_ENDPOINTS),
     ),
     Workload(
         "ws",
         "WebSocket echo, 16 bytes",
         TRIOFRAME_WS_PROBE,
         lambda port: [*COLLECTING, str(ECHO_APP), str(port), "--ping-interval", QUIET_SECONDS],
-        lambda port, opts: EchoClient(port, opts.ws_connections, opts.timeout),
-        (uvicorn_ws_peer("starlette"), uvicorn_ws_peer("asgi")),
+        lambda port, opts, ep: EchoClient(port, opts.ws_connections, opts.timeout),
+        peers=(uvicorn_ws_peer("starlette"), uvicorn_ws_peer("asgi")),
     ),
 ]
 WORKLOAD_NAMES = [workload.name for workload in WORKLOADS]
@@ -137,6 +180,7 @@ WORKLOAD_NAMES = [workload.name for workload in WORKLOADS]
 class Result:
     checkout: str
     workload: str
+    endpoint: str = ""  # the endpoint's name, "" for a workload with one way of asking
     status: str = "ok"  # ok | skipped | failed
     detail: str = ""
     stop: str = ""
@@ -152,9 +196,11 @@ class Result:
         return statistics.median(self.each()) if self.counts else None
 
 
-def count_round(workload: Workload, port: int, server: Callgrind, opts: Options) -> Count:
+def count_round(
+    workload: Workload, endpoint: Endpoint | None, port: int, server: Callgrind, opts: Options
+) -> Count:
     """Open the workload's connections, warm up, collect the garbage, count the requests."""
-    client = workload.client(port, opts)
+    client = workload.client(port, opts, endpoint)
     try:
         client.run(opts.warmup)
         os.kill(server.process.pid, signal.SIGUSR1)  # done before the count: it waits for idle
@@ -168,38 +214,53 @@ def checkout_spec(workload: Workload, checkout: Checkout) -> ServerSpec:
     return ServerSpec(workload.name, checkout.label, workload.probe, workload.command, checkout)
 
 
-def measure(workload: Workload, spec: ServerSpec, opts: Options) -> Result:
-    """Start the server for the workload under callgrind and count its rounds."""
-    result = Result(spec.label, workload.name, requests=opts.requests)
-    ok, result.detail = probe(spec.probe, spec.checkout)
+def measure(workload: Workload, spec: ServerSpec, opts: Options) -> list[Result]:
+    """Start the server for the workload under callgrind and count its rounds on each of the
+    workload's endpoints; one result per endpoint."""
+    results = [
+        Result(spec.label, workload.name, ep.name if ep else "", requests=opts.requests)
+        for ep in workload.endpoints
+    ]
+    ok, detail = probe(spec.probe, spec.checkout)
+    for result in results:
+        result.detail = detail
     if not ok:
-        result.status = "skipped"
-        return result
+        for result in results:
+            result.status = "skipped"
+        return results
     port = free_port()
     tag = f"[{spec.label} {workload.name}]"
-    print(f"{tag} {result.detail}: under callgrind on 127.0.0.1:{port}", flush=True)
+    print(f"{tag} {detail}: under callgrind on 127.0.0.1:{port}", flush=True)
     with tempfile.TemporaryDirectory(prefix="trioframe-callgrind-") as workdir:
         server = Callgrind(spec, port, Path(workdir))
+        result = results[0]
         try:
             wait_for_port(server.process, port, opts.start_timeout)
             if workload.name == "h2":
                 check_endpoints_h2(port, opts.timeout)
-            for index in range(opts.rounds):
-                result.counts.append(count := count_round(workload, port, server, opts))
-                if opts.profiles:
-                    name = f"{spec.label}.{workload.name}.{index + 1}.callgrind"
-                    shutil.copy(server.last_dump, opts.profiles / name)
-                print(
-                    f"{tag} round {index + 1}: {result.each()[-1] / 1000:,.2f} k instructions "
-                    f"each ({count.seconds:.0f} s)",
-                    flush=True,
-                )
+            for endpoint, result in zip(workload.endpoints, results, strict=True):
+                where = f"{tag}{' ' + result.endpoint if result.endpoint else ''}"
+                for index in range(opts.rounds):
+                    count = count_round(workload, endpoint, port, server, opts)
+                    result.counts.append(count)
+                    if opts.profiles:
+                        name = ".".join(filter(None, (spec.label, workload.name, result.endpoint)))
+                        shutil.copy(
+                            server.last_dump, opts.profiles / f"{name}.{index + 1}.callgrind"
+                        )
+                    print(
+                        f"{where} round {index + 1}: {result.each()[-1] / 1000:,.2f} k "
+                        f"instructions each ({count.seconds:.0f} s)",
+                        flush=True,
+                    )
         except (ServerFailed, OSError) as exc:
             result.status = "failed"
             result.detail = f"{exc}\n{server.log_tail()}"
         finally:
-            result.stop = server.stop()
-    return result
+            stop = server.stop()
+            for each in results:
+                each.stop = stop
+    return results
 
 
 # --- the report -------------------------------------------------------------------------------
@@ -209,10 +270,13 @@ def print_report(results: list[Result], opts: Options, elapsed: float) -> None:
     print(
         f"\ncallgrind: {opts.requests} requests or messages per count after {opts.warmup} of "
         f"warm-up, {opts.rounds} round(s); h2: {opts.connections} connections x "
-        f"{opts.streams} streams, header table {opts.header_table_size} bytes; ws: "
-        f"{opts.ws_connections} connections\n{versions()}"
+        f"{opts.streams} streams, header table {opts.header_table_size} bytes; h1: "
+        f"{opts.http1_connections} connections; ws: {opts.ws_connections} connections\n"
+        f"{versions()}"
     )
     for r in results:
+        if r.endpoint not in ("", REQUEST_ENDPOINTS[0].name):
+            continue  # one line per server
         stop = f" [{r.stop}]" if r.stop else ""
         print(f"  {r.checkout:<14} {r.workload:<3} {r.status:<8} {r.detail}{stop}")
     ran = [r for r in results if r.counts]
@@ -221,17 +285,38 @@ def print_report(results: list[Result], opts: Options, elapsed: float) -> None:
         return
     first = ran[0].checkout
     columns = [f"{'k instr each':>12}", f"{'spread':>7}", f"{'x ' + first:>14}"]
-    print(f"\n{'workload':<28} {'checkout':<14} " + " ".join(columns))
+    print(f"\n{'workload':<38} {'checkout':<14} " + " ".join(columns))
     for workload in WORKLOADS:
-        rows = [r for r in ran if r.workload == workload.name]
-        base = next((r.median for r in rows if r.checkout == first), None)
-        for i, r in enumerate(rows):
-            value, each = r.median or 0.0, r.each()
-            cells = [f"{value / 1000:>12,.1f}", f"{(max(each) - min(each)) / value:>7.2%}"]
-            cells.append(f"{value / base:>14.3f}" if base else f"{'n/a':>14}")
-            label = f"{workload.name}: {workload.description}" if i == 0 else ""
-            print(f"{label:<28} {r.checkout:<14} " + " ".join(cells))
+        for endpoint in workload.endpoints:
+            name = endpoint.name if endpoint else ""
+            rows = [r for r in ran if r.workload == workload.name and r.endpoint == name]
+            base = next((r.median for r in rows if r.checkout == first), None)
+            for i, r in enumerate(rows):
+                value, each = r.median or 0.0, r.each()
+                cells = [f"{value / 1000:>12,.1f}", f"{(max(each) - min(each)) / value:>7.2%}"]
+                cells.append(f"{value / base:>14.3f}" if base else f"{'n/a':>14}")
+                asked = f" {endpoint.method} {endpoint.path}" if endpoint else ""
+                label = f"{workload.name}: {workload.description}{asked}" if i == 0 else ""
+                print(f"{label:<38} {r.checkout:<14} " + " ".join(cells))
+    print_ratios(ran)
     print(f"\nrun time {elapsed / 60:.1f} min")
+
+
+def print_ratios(ran: list[Result]) -> None:
+    """Each checkout's HTTP/2 figure over its own HTTP/1.1 (llhttp) one, per endpoint."""
+    medians = {(r.checkout, r.workload, r.endpoint): r.median for r in ran}
+    lines = []
+    for checkout in dict.fromkeys(r.checkout for r in ran):
+        cells = []
+        for ep in REQUEST_ENDPOINTS:
+            h2 = medians.get((checkout, "h2", ep.name))
+            h1 = medians.get((checkout, "h1", ep.name))
+            cells.append(f"{h2 / h1:>10.2f}" if h2 and h1 else f"{'n/a':>10}")
+        lines.append(f"{checkout:<14} " + " ".join(cells))
+    if any("n/a" not in line for line in lines):
+        print(f"\nHTTP/2 over HTTP/1.1 (llhttp)\n{'checkout':<14} ", end="")
+        print(" ".join(f"{ep.name:>10}" for ep in REQUEST_ENDPOINTS))
+        print("\n".join(lines))
 
 
 def write_json(path: Path, results: list[Result], opts: Options) -> None:
@@ -242,6 +327,7 @@ def write_json(path: Path, results: list[Result], opts: Options) -> None:
             {
                 "checkout": r.checkout,
                 "workload": r.workload,
+                "endpoint": r.endpoint,
                 "status": r.status,
                 "detail": r.detail,
                 "stop": r.stop,
@@ -285,6 +371,12 @@ def parse_args() -> tuple[argparse.Namespace, list[Checkout], list[Workload], Op
         default=256,
         help="the HTTP/2 client's SETTINGS_HEADER_TABLE_SIZE, in bytes (256)",
     )
+    parser.add_argument(
+        "--http1-connections",
+        type=int,
+        default=50,
+        help="HTTP/1.1 keep-alive connections, as bench/instructions.py (50)",
+    )
     parser.add_argument("--ws-connections", type=int, default=4, help="WebSocket connections (4)")
     add_option(parser)
     parser.add_argument(
@@ -308,6 +400,7 @@ def parse_args() -> tuple[argparse.Namespace, list[Checkout], list[Workload], Op
     if unknown := sorted(set(only) - set(WORKLOAD_NAMES)):
         parser.error(f"unknown workload(s) {', '.join(unknown)}; choose from {WORKLOAD_NAMES}")
     sizes = (args.requests, args.rounds, args.connections, args.streams, args.ws_connections)
+    sizes += (args.http1_connections,)
     if min(sizes) < 1 or args.warmup < 0 or args.header_table_size < 0:
         parser.error("--requests, --rounds, connections and streams must be >= 1, others >= 0")
     try:
@@ -320,6 +413,7 @@ def parse_args() -> tuple[argparse.Namespace, list[Checkout], list[Workload], Op
         rounds=args.rounds,
         connections=args.connections,
         streams=args.streams,
+        http1_connections=args.http1_connections,
         header_table_size=args.header_table_size,
         ws_connections=args.ws_connections,
         timeout=args.timeout,
@@ -348,7 +442,8 @@ def main() -> int:
     started = time.monotonic()
     with ThreadPoolExecutor(min(args.jobs, len(jobs)) or 1) as pool:
         try:
-            results = list(pool.map(lambda job: measure(job[0], job[1], opts), jobs))
+            measured = pool.map(lambda job: measure(job[0], job[1], opts), jobs)
+            results = [result for each in measured for result in each]
         except KeyboardInterrupt:
             kill_all_servers()  # the threads' clients then fail at once and the threads end
             print("\ninterrupted: every server stopped", file=sys.stderr)

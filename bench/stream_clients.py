@@ -14,12 +14,11 @@ import socket
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from run import ENDPOINTS, ServerFailed
+from run import ECHO_BODY, Endpoint, ServerFailed
 
 if TYPE_CHECKING:
     from h2.connection import H2Connection
 
-PLAINTEXT = next(ep for ep in ENDPOINTS if ep.name == "plaintext")
 MESSAGE = "0123456789abcdef"  # the WebSocket text message, 16 bytes
 RECEIVE_SIZE = 64 * 1024
 
@@ -34,25 +33,38 @@ class H2Link:
 
 
 class H2Client:
-    """``connections`` h2c connections (prior knowledge) asking for ``GET /plaintext``: each
-    sends ``streams`` requests in one write, and its next ``streams`` in one write once all
-    of them are answered. The client's ``SETTINGS_HEADER_TABLE_SIZE`` is
-    ``header_table_size``: the room the server's HPACK encoder has for the fields it sends."""
+    """``connections`` h2c connections (prior knowledge) asking for ``endpoint`` (a POST
+    carries ``ECHO_BODY`` in one DATA frame): each sends ``streams`` requests in one write,
+    and its next ``streams`` in one write once all of them are answered. The client's
+    ``SETTINGS_HEADER_TABLE_SIZE`` is ``header_table_size``: the room the server's HPACK
+    encoder has for the fields it sends."""
 
     def __init__(
-        self, port: int, connections: int, streams: int, header_table_size: int, timeout: float
+        self,
+        port: int,
+        endpoint: Endpoint,
+        connections: int,
+        streams: int,
+        header_table_size: int,
+        timeout: float,
     ) -> None:
         import h2.config
         import h2.connection
         from h2.settings import SettingCodes
 
-        self.streams, self.timeout = streams, timeout
+        self.endpoint, self.streams, self.timeout = endpoint, streams, timeout
         self.headers = [
-            (b":method", b"GET"),
+            (b":method", endpoint.method.encode()),
             (b":scheme", b"http"),
             (b":authority", f"127.0.0.1:{port}".encode()),
-            (b":path", PLAINTEXT.path.encode()),
+            (b":path", endpoint.path.encode()),
         ]
+        self.body = ECHO_BODY if endpoint.method == "POST" else b""
+        if self.body:
+            self.headers += [
+                (b"content-type", b"application/octet-stream"),
+                (b"content-length", b"%d" % len(self.body)),
+            ]
         self.selector = selectors.DefaultSelector()
         self.links: list[H2Link] = []
         try:
@@ -75,7 +87,9 @@ class H2Client:
         batch = min(self.streams, count)
         for _ in range(batch):
             stream_id = link.conn.get_next_available_stream_id()
-            link.conn.send_headers(stream_id, self.headers, end_stream=True)
+            link.conn.send_headers(stream_id, self.headers, end_stream=not self.body)
+            if self.body:
+                link.conn.send_data(stream_id, self.body, end_stream=True)
             link.responses[stream_id] = (0, "", bytearray())
         if pending := link.conn.data_to_send():
             link.sock.sendall(pending)
@@ -98,8 +112,9 @@ class H2Client:
                 link.conn.acknowledge_received_data(size, event.stream_id)
             elif isinstance(event, h2.events.StreamEnded):
                 status, ctype, body = link.responses.pop(event.stream_id)
-                if problem := PLAINTEXT.problem(status, ctype, bytes(body)):
-                    raise ServerFailed(f"HTTP/2 GET {PLAINTEXT.path}: {problem}")
+                if problem := self.endpoint.problem(status, ctype, bytes(body)):
+                    ep = self.endpoint
+                    raise ServerFailed(f"HTTP/2 {ep.method} {ep.path}: {problem}")
                 ended += 1
             elif isinstance(event, (h2.events.StreamReset, h2.events.ConnectionTerminated)):
                 raise ServerFailed(f"HTTP/2: {event!r}")

@@ -164,3 +164,20 @@ def test_header_list_size_limit_at_n_minus_1_n_n_plus_1() -> None:
     with pytest.raises(MalformedHead) as info:
         read(GET, size=size - 1)
     assert info.value.status == 431
+
+
+def test_fields_found_valid_are_remembered_and_invalid_ones_never_are() -> None:
+    from trioframe._protocol import http2_head
+
+    good = (b"x-client", b"one")
+    read([*GET, good])
+    assert good in http2_head._VALID_FIELDS
+    assert read([*GET, good]).headers[-1] == good  # the second time from the set
+    for bad in [(b"x-client", b"one\r\n"), (b"X-Client", b"one"), (b"connection", b"close")]:
+        for _ in range(2):
+            with pytest.raises(MalformedHead):
+                read([*GET, bad])
+        assert bad not in http2_head._VALID_FIELDS
+    for n in range(3 * http2_head._MAX_VALID_FIELDS):
+        read([*GET, (b"x-n", b"%d" % n)])
+    assert len(http2_head._VALID_FIELDS) <= http2_head._MAX_VALID_FIELDS

@@ -53,6 +53,8 @@ from .http2_events import (
 from .http2_frames import Flood, FrameMeter, FrameTooLarge
 from .http2_head import MalformedHead, read_request_head
 from .http2_machine import ServerMachine, ServerSettings
+from .http2_response import queue_response
+from .request_head import RequestHead
 
 __all__ = ["LAST_STREAM_ID", "ConnectionFailed", "HTTP2Adapter", "HTTP2Limits"]
 
@@ -63,6 +65,19 @@ _REMOTE_OPEN = frozenset({StreamState.OPEN, StreamState.HALF_CLOSED_LOCAL})
 _CONNECTION_SPECIFIC = frozenset(
     {b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"}
 )
+
+
+def _fields(status: int, headers: list[Header]) -> list[Header]:
+    """A response head's fields: ``:status`` first, then ``headers`` but those HTTP/2
+    forbids."""
+    fields = [(b":status", b"%d" % status)]
+    fields += [(n, v) for n, v in headers if n not in _CONNECTION_SPECIFIC]
+    return fields
+
+
+#: Request heads a connection remembers (``HTTP2Adapter._read_head``); it forgets them all
+#: when full.
+_REMEMBERED_HEADS = 16
 
 
 @attrs.frozen
@@ -129,6 +144,8 @@ class HTTP2Adapter:
         self._unread: bytes | bytearray = b""  # the bytes fed; those before _offset are read
         self._offset = 0
         self._out = bytearray(h2c.data_to_send())
+        self._ended_with_head: object = None  # the last request's StreamEnded, if it had one
+        self._heads: dict[tuple[Header, ...], RequestHead] = {}  # (``_read_head``)
         #: streams opened so far (``max_requests`` ends the connection after that many)
         self.requests = 0
         #: the last stream id a final GOAWAY promised to serve (``None``: none sent)
@@ -163,7 +180,7 @@ class HTTP2Adapter:
         data = memoryview(self._unread)[start : self._offset]
         resets = self._h2.resets_sent
         try:
-            h2_events = self._h2.receive_data(data)
+            h2_events = self._h2.receive_frames(data)
         except h2.exceptions.ProtocolError as exc:
             self._take_output()  # h2 queued its GOAWAY
             self.closed = True
@@ -194,7 +211,8 @@ class HTTP2Adapter:
         elif kind is h2.events.DataReceived:
             events.append(BodyReceived(event.stream_id, event.data, event.flow_controlled_length))
         elif kind is h2.events.StreamEnded:  # also after a RequestReceived or DataReceived
-            events.append(BodyEnded(event.stream_id))
+            if event is not self._ended_with_head:  # (RequestStarted said it: ``ended``)
+                events.append(BodyEnded(event.stream_id))
         elif kind is h2.events.StreamReset:  # by the client, or by h2 (charged in receive)
             events.append(StreamReset(event.stream_id))
         elif kind is h2.events.WindowUpdated:
@@ -212,17 +230,13 @@ class HTTP2Adapter:
     def _request(self, event: Any, events: list[Event]) -> None:
         stream_id = event.stream_id
         ended = event.stream_ended is not None
+        self._ended_with_head = event.stream_ended  # (h2 puts it right after this event)
         if self.goaway_last_id is not None and stream_id > self.goaway_last_id:
             self.reset(stream_id, ErrorCodes.REFUSED_STREAM)  # after GOAWAY: overhead too
             return
         self.requests += 1
         try:
-            head = read_request_head(
-                event.headers,
-                max_header_count=self.limits.max_header_count,
-                max_header_list_size=self.limits.max_header_list_size,
-                connect_protocol=True,
-            )
+            head = self._read_head(event.headers)
         except MalformedHead as exc:
             method = dict(event.headers).get(b":method", b"GET")
             events.append(RequestRefused(stream_id, exc.status, exc.message, method))
@@ -230,6 +244,24 @@ class HTTP2Adapter:
             events.append(RequestStarted(stream_id, head, ended))
         if self.requests == self.limits.max_requests:
             self.send_goaway(stream_id)
+
+    def _read_head(self, headers: list[Header]) -> RequestHead:
+        """``read_request_head`` of ``headers``, remembered for the connection's next request
+        with the same fields (a client asking again for the same resource); each head has a
+        list of fields of its own. Raises ``MalformedHead``."""
+        key = tuple(headers)
+        head = self._heads.get(key)
+        if head is None:
+            head = read_request_head(
+                headers,
+                max_header_count=self.limits.max_header_count,
+                max_header_list_size=self.limits.max_header_list_size,
+                connect_protocol=True,
+            )
+            if len(self._heads) >= _REMEMBERED_HEADS:
+                self._heads.clear()
+            self._heads[key] = head
+        return head._replace(headers=list(head.headers))
 
     # -- output --------------------------------------------------------------------------------
     def data_to_send(self) -> bytes:
@@ -253,9 +285,22 @@ class HTTP2Adapter:
     def send_headers(self, stream_id: int, status: int, headers: list[Header], end: bool) -> None:
         """Queue a response head (``:status`` first; fields HTTP/2 forbids are dropped).
         Raises ``h2.exceptions.ProtocolError`` on a stream that is gone."""
-        fields = [(b":status", b"%d" % status)]
-        fields += [(n, v) for n, v in headers if n not in _CONNECTION_SPECIFIC]
-        self._h2.send_headers(stream_id, fields, end_stream=end)
+        self._h2.send_headers(stream_id, _fields(status, headers), end_stream=end)
+
+    def send_response(
+        self, stream_id: int, status: int, headers: list[Header], body: bytes, *, earned: bool
+    ) -> bool:
+        """Queue a whole response at once (as ``send_headers`` and ``send_data`` would,
+        ``http2_response``) if the windows and the frame size take its body now; returns
+        whether it did (nothing is queued when not). Raises what ``send_headers`` raises."""
+        frames = queue_response(self._h2, stream_id, status, _fields(status, headers), body)
+        if frames is None:
+            return False
+        self._take_output()
+        self._out += frames
+        if body and earned:
+            self.meter.credit()
+        return True
 
     def send_data(
         self, stream_id: int, data: bytes | memoryview, end: bool, *, earned: bool = True

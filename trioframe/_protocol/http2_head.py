@@ -30,6 +30,10 @@ _CONNECTION_SPECIFIC = frozenset(
     {b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"}
 )
 _REQUEST_PSEUDO = frozenset({b":method", b":scheme", b":authority", b":path", b":protocol"})
+#: Regular fields found valid (``_check_field``), bounded: the set starts afresh when full.
+_VALID_FIELDS: set[tuple[bytes, bytes]] = set()
+_MAX_VALID_FIELDS = 1024
+_REMEMBERED_VALUE_SIZE = 256
 
 
 class MalformedHead(ProtocolError):
@@ -65,13 +69,8 @@ def read_request_head(
                 raise MalformedHead(400, "repeated pseudo-header field")
             pseudo[name] = value
             continue
-        # Lower-case tokens only: section 8.2.1 forbids upper case and 0x00-0x20, 0x7f+.
-        if LOWER_TOKEN_BYTES.fullmatch(name) is None:
-            raise MalformedHead(400, "invalid header field name")
-        if _BAD_VALUE.search(value) is not None:
-            raise MalformedHead(400, "invalid header field value")
-        if name in _CONNECTION_SPECIFIC or (name == b"te" and value != b"trailers"):
-            raise MalformedHead(400, "connection-specific header field")
+        if (name, value) not in _VALID_FIELDS:
+            _check_field(name, value)
         if name == b"cookie":
             cookies.append(value)
         else:
@@ -112,6 +111,22 @@ def read_request_head(
         # request body: whoever asks for the body gets b"" and the tunnel's bytes stay put.
         bodyless=protocol is not None,
     )
+
+
+def _check_field(name: bytes, value: bytes) -> None:
+    """A regular field's name and value must be valid on their own (RFC 9113 section 8.2);
+    a field that is is remembered (a client repeats most of its fields on every request)."""
+    # Lower-case tokens only: section 8.2.1 forbids upper case and 0x00-0x20, 0x7f+.
+    if LOWER_TOKEN_BYTES.fullmatch(name) is None:
+        raise MalformedHead(400, "invalid header field name")
+    if _BAD_VALUE.search(value) is not None:
+        raise MalformedHead(400, "invalid header field value")
+    if name in _CONNECTION_SPECIFIC or (name == b"te" and value != b"trailers"):
+        raise MalformedHead(400, "connection-specific header field")
+    if len(value) <= _REMEMBERED_VALUE_SIZE:
+        if len(_VALID_FIELDS) >= _MAX_VALID_FIELDS:
+            _VALID_FIELDS.clear()
+        _VALID_FIELDS.add((name, value))
 
 
 def _with_host(fields: list[Header], authority: bytes | None) -> list[Header]:

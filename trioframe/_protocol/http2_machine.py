@@ -1,12 +1,14 @@
 """h2's connection state machine adjusted for a server that judges streams one by one
 (``ServerMachine``), with what it needs: local settings that announce MAX_CONCURRENT_STREAMS
 without h2 enforcing it (``ServerSettings``: the server counts streams itself) and HPACK
-decoding with a fixed hard limit (``BoundedDecoder``). ``http2.HTTP2Adapter`` is their user.
+decoding with a fixed hard limit (``BoundedDecoder``) and encoding that never indexes
+(``http2_encoder.FieldEncoder``). ``http2.HTTP2Adapter`` is their user.
 Nothing here imports trio.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import h2.config
@@ -15,11 +17,23 @@ import h2.exceptions
 import h2.settings
 import hpack
 from h2.errors import ErrorCodes
-from hyperframe.frame import Frame, RstStreamFrame
+from h2.stream import StreamState
+from hpack.table import HeaderTable
+from hyperframe.frame import DataFrame, Frame, HeadersFrame, RstStreamFrame
 
 from .http2_compact import CompactSettings, FrameDispatch, compact_table
+from .http2_encoder import FieldEncoder
+from .http2_frames import DATA, END_HEADERS, END_STREAM, FRAME_HEADER_SIZE, HEADERS
 
 __all__ = ["BoundedDecoder", "ServerMachine", "ServerSettings"]
+
+_STATIC_LENGTH = HeaderTable.STATIC_TABLE_LENGTH
+#: The stream states in which a client may send DATA.
+_RECEIVING = frozenset({StreamState.OPEN, StreamState.HALF_CLOSED_LOCAL})
+_DIRECT = frozenset({HEADERS, DATA})  # the frame types receive_frames may hand over directly
+#: ``hpack.HeaderTuple(name, value)`` without its Python-level ``__new__``
+_header_tuple = partial(tuple.__new__, hpack.HeaderTuple)
+_STATIC_FIELDS = [_header_tuple(entry) for entry in HeaderTable.STATIC_TABLE]  # immutable
 
 
 class ServerSettings(CompactSettings):
@@ -37,7 +51,8 @@ class ServerSettings(CompactSettings):
 
 class BoundedDecoder(hpack.Decoder):
     """HPACK decoding with a fixed hard limit on a header list's decoded size (past it the
-    connection ends: an HPACK bomb), counting the blocks it decoded."""
+    connection ends: an HPACK bomb), counting the blocks it decoded. A block of one-byte
+    indexed fields only is read without hpack's general loop (``_indexed_only``)."""
 
     def __init__(self, hard_limit: int) -> None:
         self._hard_limit = hard_limit
@@ -53,8 +68,34 @@ class BoundedDecoder(hpack.Decoder):
         pass  # h2 sets the announced limit on acknowledgement: the hard limit stays
 
     def decode(self, data: bytes, raw: bool = False) -> Any:
-        headers = super().decode(data, raw)
+        indexed = self._indexed_only(data) if raw else None
+        headers = super().decode(data, raw) if indexed is None else indexed
         self.blocks += 1
+        return headers
+
+    def _indexed_only(self, data: bytes) -> list[hpack.HeaderTuple] | None:
+        """The fields of a block made only of one-byte indexed fields (indexes 1 to 126: a
+        request a client has sent before names every field by index), what hpack would
+        decode from it; ``None`` for any other block, and for one hpack would refuse (an
+        index past the table, a list past the limit, a table still larger than allowed),
+        which hpack then decodes or refuses itself."""
+        dynamic = self.header_table.dynamic_entries
+        headers = []
+        size = 0
+        for byte in data:
+            if not 0x81 <= byte <= 0xFE:
+                return None
+            index = byte - 0x81
+            if index < _STATIC_LENGTH:
+                field = _STATIC_FIELDS[index]
+            elif index - _STATIC_LENGTH < len(dynamic):
+                field = _header_tuple(dynamic[index - _STATIC_LENGTH])
+            else:
+                return None
+            headers.append(field)
+            size += len(field[0]) + len(field[1]) + 32
+        if size > self._hard_limit or self.header_table.maxsize > self.max_allowed_table_size:
+            return None
         return headers
 
 
@@ -68,6 +109,7 @@ class ServerMachine(h2.connection.H2Connection):
     def __init__(self, config: h2.config.H2Configuration, hard_limit: int) -> None:
         super().__init__(config)
         self.decoder = self._decoder = BoundedDecoder(hard_limit)
+        self.encoder = FieldEncoder()
         # Lists, not deques, for the settings and the decoder's table, and no bound method
         # per frame type held (``http2_compact``).
         self.remote_settings = CompactSettings(client=not config.client_side)
@@ -76,6 +118,83 @@ class ServerMachine(h2.connection.H2Connection):
         self.malformed: list[tuple[int, int]] = []  # (stream id, unreturned window bytes)
         self.resets_sent = 0
         self._next_walk = 0  # the table size at which open_inbound_streams walks it again
+
+    def receive_frames(self, data: bytes | memoryview) -> list[Any]:
+        """``receive_data``, with a client's most common frames handed to h2's handler of
+        their type directly, without h2's frame buffer and frame dispatch (which parse each
+        frame into objects and format it for a trace log that is off): a HEADERS frame that
+        opens a stream in one frame (END_HEADERS, no padding, no priority) and a DATA frame
+        without padding on a stream the client may send on. Every other frame, and every
+        frame while h2's buffer holds anything (the preface, a partial frame, a header block
+        in CONTINUATION frames), goes through ``receive_data``, in order. Raises what
+        ``receive_data`` raises, after queuing the same GOAWAY."""
+        buffer = self.incoming_buffer
+        if buffer._data or buffer._preamble_len or buffer._headers_buffer:
+            return self.receive_data(data)
+        view = memoryview(data)
+        events: list[Any] = []
+        start = position = 0
+        size = len(view)
+        while position + FRAME_HEADER_SIZE <= size:
+            end = position + FRAME_HEADER_SIZE + int.from_bytes(view[position : position + 3])
+            if end > size:
+                break
+            kind, flags = view[position + 3], view[position + 4]
+            simple = flags & ~END_STREAM == (END_HEADERS if kind == HEADERS else 0)
+            if (
+                kind in _DIRECT
+                and simple
+                and end - position - FRAME_HEADER_SIZE <= self.max_inbound_frame_size
+            ):
+                if start < position:  # what came before first: the state it leaves counts
+                    events += self.receive_data(view[start:position])
+                    start = position
+                stream_id = int.from_bytes(view[position + 5 : position + 9]) & 0x7FFFFFFF
+                frame = self._direct_frame(kind, flags, stream_id)
+            else:
+                frame = None
+            if frame is not None:
+                frame.data = view[position + FRAME_HEADER_SIZE : end].tobytes()
+                events += self._receive_direct(frame)
+                start = end
+            position = end
+        if start < size:
+            events += self.receive_data(view[start:])
+        return events
+
+    def _direct_frame(
+        self, kind: int, flags: int, stream_id: int
+    ) -> HeadersFrame | DataFrame | None:
+        """An empty frame for ``receive_frames`` to hand over directly (a HEADERS or DATA
+        frame without padding or priority), or ``None`` when h2 must read it: a header
+        block is open, or the stream is not a new one (HEADERS) or one the client may send
+        on (DATA)."""
+        if self.incoming_buffer._headers_buffer:
+            return None
+        if kind == HEADERS:
+            if not stream_id & 1 or stream_id <= self.highest_inbound_stream_id:
+                return None  # (trailers, or a stream id reused: h2's checks)
+            frame: HeadersFrame | DataFrame = HeadersFrame(stream_id)
+            frame.flags.add("END_HEADERS")
+        else:
+            stream = self.streams.get(stream_id)
+            if stream is None or stream.state_machine.state not in _RECEIVING:
+                return None  # (a stream closed or unknown: h2's answers)
+            frame = DataFrame(stream_id)
+        if flags & END_STREAM:
+            frame.flags.add("END_STREAM")
+        return frame
+
+    def _receive_direct(self, frame: Frame) -> list[Any]:
+        """A frame ``_direct_frame`` chose, as h2 receives it (those frames raise no error
+        h2's frame dispatch would turn into a reset)."""
+        try:
+            frames, events = self._frame_dispatch_table[type(frame)](frame)
+        except h2.exceptions.ProtocolError as exc:
+            self._terminate_connection(exc.error_code)
+            raise
+        self._prepare_for_sending(frames)
+        return list(events)
 
     @property
     def open_inbound_streams(self) -> int:
@@ -100,8 +219,11 @@ class ServerMachine(h2.connection.H2Connection):
         return count
 
     def _prepare_for_sending(self, frames: list[Frame]) -> None:
-        self.resets_sent += sum(type(frame) is RstStreamFrame for frame in frames)
-        super()._prepare_for_sending(frames)
+        if frames:  # (h2 calls this once for every frame it receives, mostly with none)
+            for frame in frames:
+                if type(frame) is RstStreamFrame:
+                    self.resets_sent += 1
+            super()._prepare_for_sending(frames)
 
     def _receive_headers_frame(self, frame: Any) -> Any:
         decoded = self._decoder.blocks

@@ -205,16 +205,21 @@ class HTTP2Exchange(Exchange):
     async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
         self._check_open()
         self.response_started = True
-        adapter = self.connection.adapter
+        adapter, stream_id = self.connection.adapter, self.stream_id
         try:
-            adapter.send_headers(self.stream_id, status, headers, end=not body)
+            # The common case: the windows take the whole body now, one step.
+            whole = adapter.send_response(stream_id, status, headers, body, earned=not self.refused)
+            if not whole:
+                adapter.send_headers(stream_id, status, headers, end=not body)
         except h2.exceptions.ProtocolError:
             raise ExchangeGone from None
-        if body:
-            await self._send(body, end=True)
-        else:
+        if whole or not body:
             self._ended()
-        await self.connection.until_writable(self)
+        else:
+            await self._send(body, end=True)
+        connection = self.connection
+        if adapter.pending > connection.output_bound:
+            await connection.until_writable(self)
         return KEEP_ALIVE
 
     async def send_head(self, status: int, headers: list[Header]) -> None:

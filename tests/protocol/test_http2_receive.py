@@ -1,0 +1,142 @@
+"""The server's reading of a client's frames (``ServerMachine.receive_frames``: HEADERS frames
+that open a stream go to h2's handler directly) held to h2's own (``receive_data``): for any
+bytes, valid requests mixed with arbitrary frames and cut anywhere, the same events, the same
+output and the same errors."""
+
+from __future__ import annotations
+
+import itertools
+import struct
+from typing import Any
+
+import h2.config
+import h2.connection
+import h2.exceptions
+import pytest
+from h2.errors import ErrorCodes
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trioframe._protocol.http2 import HTTP2Adapter, HTTP2Limits
+
+_REQUEST = st.tuples(
+    st.just("request"),
+    st.booleans(),  # a GET (else a POST with a body)
+    st.sampled_from([0, 1, 100, 20000]),  # the POST's body
+    st.booleans(),  # a long header (a block in CONTINUATION frames)
+    st.booleans(),  # with priority information
+)
+_RAW = st.tuples(
+    st.just("raw"),
+    st.integers(0, 10),  # frame type
+    st.sampled_from([0, 1, 4, 5, 8, 0x20, 0x25, 0xFF]),  # flags
+    st.sampled_from([0, 1, 2, 3, 5, 7, 99, 2**31 - 1]),  # stream id
+    st.binary(max_size=24),
+)
+_OTHER = st.sampled_from([("ping",), ("reset",), ("settings",), ("trailers",)])
+_OPS = st.lists(st.one_of(_REQUEST, _RAW, _OTHER), min_size=1, max_size=12)
+
+
+def client_bytes(ops: list[Any]) -> tuple[bytes, int]:
+    """The bytes a client sends for ``ops``, and the length of its preface and SETTINGS."""
+    client = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    client.initiate_connection()
+    out = [client.data_to_send()]
+    opened: list[int] = []
+    for op in ops:
+        try:
+            if op[0] == "request":
+                _, get, size, long, priority = op
+                stream_id = client.get_next_available_stream_id()
+                headers = [(":method", "GET" if get else "POST"), (":scheme", "https")]
+                headers += [(":authority", "example.org"), (":path", "/a")]
+                if long:
+                    headers.append(("x-long", "v" * 20000))
+                if size == 100:  # a body that breaks its Content-Length: its stream is reset
+                    headers.append(("content-length", "5"))
+                weight = 32 if priority and not long else None  # (h2's client fails both)
+                client.send_headers(stream_id, headers, end_stream=get, priority_weight=weight)
+                if not get:
+                    client.send_data(stream_id, b"b" * min(size, 16384), end_stream=True)
+                opened.append(stream_id)
+            elif op[0] == "raw":
+                _, kind, flags, stream_id, payload = op
+                size = len(payload)
+                out.append(struct.pack(">HBBBL", size >> 8, size & 0xFF, kind, flags, stream_id))
+                out.append(payload)
+            elif op[0] == "ping":
+                client.ping(b"12345678")
+            elif op[0] == "reset" and opened:
+                client.reset_stream(opened[-1], ErrorCodes.CANCEL)
+            elif op[0] == "settings":
+                client.update_settings({h2.settings.SettingCodes.HEADER_TABLE_SIZE: 100})
+            elif op[0] == "trailers" and opened:
+                client.send_headers(opened[-1], [("x-t", "1")], end_stream=True)
+        except h2.exceptions.ProtocolError:
+            pass  # the client's own rules refused it: nothing sent
+        out.append(client.data_to_send())
+    return b"".join(out), len(out[0])
+
+
+def outcome(receive: Any, chunk: bytes, adapter: HTTP2Adapter) -> tuple[Any, ...]:
+    try:
+        events = [repr(event) for event in receive(chunk)]
+    except h2.exceptions.ProtocolError as exc:
+        return ("error", type(exc), adapter._h2.data_to_send())
+    return ("ok", events, adapter._h2.data_to_send(), adapter._h2.highest_inbound_stream_id)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_OPS, st.lists(st.integers(0, 60000), max_size=4))
+def test_a_clients_bytes_read_as_h2_reads_them(ops: list[Any], cuts: list[int]) -> None:
+    data, setup = client_bytes(ops)  # (the server reads what follows the preface itself)
+    points = sorted({0, setup, len(data), *(cut % (len(data) + 1) for cut in cuts)})
+    ours, theirs = HTTP2Adapter(HTTP2Limits()), HTTP2Adapter(HTTP2Limits())
+    assert ours._h2.data_to_send() == theirs._h2.data_to_send()
+    for start, end in itertools.pairwise(points):
+        chunk = data[start:end]
+        mine = outcome(ours._h2.receive_frames, chunk, ours)
+        assert mine == outcome(theirs._h2.receive_data, chunk, theirs)
+        if mine[0] == "error":
+            break
+
+
+def test_new_streams_skip_h2s_frame_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
+    data, _ = client_bytes([("request", True, 0, False, False)])
+    position = 24  # the preface, then frames: find the HEADERS frame of stream 1
+    while data[position + 3] != 1:
+        position += 9 + int.from_bytes(data[position : position + 3])
+    adapter = HTTP2Adapter(HTTP2Limits())
+    adapter._h2.receive_frames(data[:position])
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("h2's reading ran")
+
+    monkeypatch.setattr(h2.connection.H2Connection, "receive_data", refuse)
+    events = adapter._h2.receive_frames(data[position:])
+    assert [type(event).__name__ for event in events] == ["RequestReceived", "StreamEnded"]
+
+
+@pytest.mark.parametrize(
+    "ops",
+    [
+        [("raw", 1, 5, 1, b"\xff\xff\xff\xff")],  # an undecodable block: GOAWAY
+        [("raw", 1, 4, 1, b"\x82\x86\x84")],  # a head without :authority: its stream only
+        [("request", True, 0, False, False), ("raw", 1, 5, 1, b"")],  # stream 1 again
+        [("request", True, 0, False, False), ("reset",), ("raw", 1, 5, 1, b"")],
+        [("request", False, 100, False, False), ("raw", 1, 5, 3, b"\x82")],
+        [("request", False, 0, False, False), ("raw", 0, 0, 1, b"ab"), ("raw", 0, 1, 1, b"")],
+        [("request", False, 0, False, False), ("reset",), ("raw", 0, 1, 1, b"ab")],
+        [("request", True, 0, False, False), ("raw", 0, 1, 1, b"ab")],
+        [("request", False, 0, False, False), ("raw", 0, 8, 1, b"\x01ab")],
+        [("raw", 1, 0, 1, b"\x82"), ("raw", 1, 5, 3, b"\x82")],  # inside a header block
+        [("raw", 1, 0x25, 5, b"\x00\x00\x00\x00\x10\x82"), ("raw", 1, 5, 3, b"\x82")],
+        [
+            ("request", False, 0, False, False),
+            ("raw", 3, 0, 1, b"\x00\x00\x00\x08"),
+            ("raw", 0, 0, 1, b"ab"),
+        ],  # DATA after the stream's reset, in the same read
+    ],
+)
+def test_chosen_frames_read_as_h2_reads_them(ops: list[Any]) -> None:
+    test_a_clients_bytes_read_as_h2_reads_them.hypothesis.inner_test(ops, [])  # type: ignore[attr-defined]
