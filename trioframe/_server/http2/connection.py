@@ -52,6 +52,7 @@ from ..slots import Evictable, Rank, unread_input
 from .exchange import HTTP2Exchange
 from .limits import limits_from
 from .measured import error_goaway, stream_serving
+from .output import Output
 
 if TYPE_CHECKING:
     from ..._http.tls import TLSInfo
@@ -81,9 +82,9 @@ class HTTP2Connection:
     __slots__ = (
         *("_header_block_since", "_initial", "_new_exchange", "_no_streams", "_nursery"),
         *("_peer_closed", "_ping_acked", "_read_scope", "_serve", "_shutdown_started"),
-        *("_window_waiters", "_writable", "_write_wanted", "_writing", "active", "adapter"),
-        *("client", "exchanges", "idle_since", "limits", "options", "output_bound", "peer"),
-        *("peer_gone", "scheme", "state", "stop_reason", "stream", "timeouts", "tls"),
+        *("_window_waiters", "active", "adapter", "client", "exchanges", "idle_since"),
+        *("limits", "options", "output", "peer", "peer_gone", "scheme", "state"),
+        *("stop_reason", "stream", "timeouts", "tls"),
     )
 
     def __init__(
@@ -106,7 +107,7 @@ class HTTP2Connection:
         self.scheme = "http" if tls is None else "https"
         self.adapter = HTTP2Adapter(limits_from(config))
         #: queued output past which senders wait and the reader stops reading
-        self.output_bound = self.options.http2_max_output_buffer
+        self.output = Output(self.adapter, self.options.http2_max_output_buffer)
         self._initial = initial
         self.exchanges: dict[int, HTTP2Exchange] = {}
         self.active = 0  # stream tasks alive (a reset stream counts until its task returns)
@@ -116,12 +117,9 @@ class HTTP2Connection:
         self.peer_gone = False
         self._nursery: trio.Nursery | None = None
         self._read_scope = trio.CancelScope()
-        self._write_wanted = trio.Event()
-        self._writable = trio.lowlevel.ParkingLot()  # senders waiting for the queue to drain
         #: exchanges waiting for a send window (a dict as a set: empty, 64 bytes, not 216)
         self._window_waiters: dict[HTTP2Exchange, None] = {}
         self._no_streams: trio.Event | None = None  # set when the last stream ends
-        self._writing = False
         self._ping_acked: trio.Event | None = None  # the shutdown PING's (sent with it)
         self._shutdown_started = False
         self._peer_closed = False  # the client sent GOAWAY: nothing more is read
@@ -226,8 +224,8 @@ class HTTP2Connection:
                     return
                 if self.adapter.goaway_last_id is not None and self.active == 0:
                     return  # a final GOAWAY went out and every stream is over
-                while adapter.pending > self.output_bound and not self.peer_gone:
-                    await self._writable.park()  # the writer drains it or gives up
+                while self.output.over_bound and not self.peer_gone:
+                    await self.output.park()  # the writer drains it or gives up
                 if self.peer_gone:
                     return
                 data = b""
@@ -397,43 +395,30 @@ class HTTP2Connection:
         self.peer_gone = True
         for exchange in self.exchanges.values():
             exchange.peer_reset()
-        self._writable.unpark_all()
+        self.output.release()
         self._read_scope.cancel()
 
     # -- writing ------------------------------------------------------------------------------------
     def wake_writer(self) -> None:
-        self._write_wanted.set()
+        self.output.wake()
+
+    @property
+    def output_bound(self) -> int:
+        return self.output.bound
 
     async def until_writable(self, exchange: HTTP2Exchange) -> None:
         """Return once the output queue is back under its bound (within ``send_timeout``, a
         deadline on the exchange's scope). Raises ``ExchangeGone`` for a lost connection."""
-        if self.adapter.pending <= self.output_bound:
+        if not self.output.over_bound:
             return
         exchange.scope.deadline = trio.current_time() + self.timeouts.send_timeout
-        while self.adapter.pending > self.output_bound and not self.peer_gone:
-            await self._writable.park()
+        while self.output.over_bound and not self.peer_gone:
+            await self.output.park()
 
     async def _write_loop(self) -> None:
-        """Write whatever is queued, one write per wake-up (frames of every stream together);
-        a write that takes longer than ``send_timeout`` loses the connection."""
-        adapter = self.adapter
-        with trio.CancelScope() as scope:
-            while True:
-                await self._write_wanted.wait()
-                self._write_wanted = trio.Event()
-                data = adapter.data_to_send()
-                if not data:
-                    continue
-                scope.deadline = trio.current_time() + self.timeouts.send_timeout
-                self._writing = True
-                try:
-                    await self.stream.send_all(data)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    break
-                finally:
-                    self._writing = False
-                scope.deadline = math.inf
-                self._writable.unpark_all()  # senders, the reader and _flush check again
+        """The writer (``Output.write_all``); a write that fails or takes longer than
+        ``send_timeout`` loses the connection."""
+        await self.output.write_all(self.stream, self.timeouts.send_timeout)
         if not self.peer_gone:
             log.debug("HTTP/2 connection to %s: a write failed or timed out", self._peer())
         self._lost()
@@ -442,9 +427,9 @@ class HTTP2Connection:
         """Let the writer write what is still queued (the last GOAWAY), within
         ``send_timeout``."""
         with trio.move_on_after(self.timeouts.send_timeout):
-            while not self.peer_gone and (self.adapter.pending or self._writing):
+            while not self.peer_gone and (self.adapter.pending or self.output.writing):
                 self.wake_writer()
-                await self._writable.park()
+                await self.output.park()
 
     async def _wait_streams(self) -> None:
         """Reading is over: cancel the streams still in progress (they answer what they still
