@@ -306,7 +306,7 @@ def print_ratios(ran: list[Result]) -> None:
     """Each checkout's HTTP/2 figure over its own HTTP/1.1 (llhttp) one, per endpoint."""
     medians = {(r.checkout, r.workload, r.endpoint): r.median for r in ran}
     lines = []
-    for checkout in dict.fromkeys(r.checkout for r in ran):
+    for checkout in dict.fromkeys(r.checkout for r in ran if r.workload in ("h2", "h1")):
         cells = []
         for ep in REQUEST_ENDPOINTS:
             h2 = medians.get((checkout, "h2", ep.name))
