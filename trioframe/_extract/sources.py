@@ -317,6 +317,10 @@ def _size_check(request: Request, limit: int) -> Callable[[bytes], None]:
 
 def _deeper_than_allowed(document: bytes) -> bool:
     """Whether the valid JSON ``document`` nests deeper than ``MAX_JSON_DEPTH``."""
+    # Nesting needs an opening bracket per level, and each "[" or "{" of any encoding JSON
+    # reads holds its byte: a document with no more of those bytes than the limit is within it.
+    if document.count(b"[") + document.count(b"{") <= MAX_JSON_DEPTH:
+        return False
     encoding = json.detect_encoding(document)  # json.loads also reads UTF-16 and UTF-32
     if encoding not in ("utf-8", "utf-8-sig"):
         document = document.decode(encoding, "surrogatepass").encode("utf-8", "surrogatepass")
