@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import InternalServerError
+from . import generated
 from .convert import JSON_CONVERTER
 
 __all__ = ["encode_json"]
@@ -46,6 +47,17 @@ _C_ENCODER: Callable[[Any, int], Any] | None = (
 
 def encode_json(value: Any) -> bytes:
     """Serialize ``value`` to compact UTF-8 JSON; ``Error`` (500) when it cannot be."""
+    write = generated.writer(type(value))
+    if write is not None:
+        try:
+            return write(value).encode()
+        except Exception:  # the path below writes it, or fails, as it always did
+            pass
+    return _encode(value)
+
+
+def _encode(value: Any) -> bytes:
+    """``encode_json`` by the standard library's encoder and the converter."""
     try:
         if _C_ENCODER is not None:
             return "".join(_C_ENCODER(value, 0)).encode()
@@ -53,3 +65,6 @@ def encode_json(value: Any) -> bytes:
     except (TypeError, ValueError, RecursionError) as exc:
         _MARKERS.clear()
         raise InternalServerError(f"response value is not JSON-serializable: {exc}") from exc
+    except BaseException:  # a converter hook's own failure: the next encoding starts clean
+        _MARKERS.clear()
+        raise

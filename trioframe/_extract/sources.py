@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 import cattrs
 
-from .._codec import pydantic_models
+from .._codec import generated, pydantic_models
 from .._codec.check import type_name
 from .._codec.check import unwrap as _unwrap
 from .._codec.convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
@@ -253,6 +253,7 @@ def json_depth(document: bytes) -> int:
 def json_step(ctx: StepContext, kind: Any) -> Step:
     limit = ctx.max_json_size
     nullable = kind is Any or kind is None or _allows_none(_unwrap(kind))
+    fast = generated.structurer(kind, JSON_CONVERTER)
 
     async def from_json(request: Request) -> Any:
         _require_media_type(request, _is_json, "application/json")
@@ -271,6 +272,11 @@ def json_step(ctx: StepContext, kind: Any) -> Step:
             return value
         if value is None and not nullable:
             raise ValidationError(["body: required"], message="a JSON body is required")
+        if fast is not None:
+            try:
+                return fast(value)
+            except Exception:  # the cattrs path gives the error, or the value, it always gave
+                pass
         return _structure(JSON_CONVERTER, value, kind, "body")
 
     return from_json

@@ -1,0 +1,259 @@
+"""Functions generated once per attrs class for the success path of ``Json[T]`` and of writing
+a record as JSON, each held to the cattrs path it shortcuts.
+
+``structurer(kind)`` reads a parsed JSON object into ``kind`` the way ``JSON_CONVERTER``
+does, and ``writer(kind)`` writes an instance as the text ``encode_json`` writes, both as
+straight-line code: one exact type check per value and no call per field where the type
+allows it. Each raises (any exception) as soon as a value is not one it handles exactly as
+the cattrs path would; the caller then runs the cattrs path, which gives the value, or the
+error, that it always gave. So an unusual value costs a second attempt, never a different
+answer. A class with a field of a kind not handled here (a converter, a field left out of
+``__init__``, a private name, a type outside the list below) or that holds itself gets
+``None``: the cattrs path serves it.
+
+Read: ``int``, ``str``, ``bool`` inline; ``X | None``; ``list[X]``; nested attrs classes;
+every other type through the converter's own hook for it, looked up once. Written: ``int``,
+``str``, ``bool``, finite ``float``, ``X | None``, ``list[X]``, nested attrs classes,
+``Decimal``, ``UUID``, dates, datetimes, times, and enums whose values are strings or ints.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import enum
+import itertools
+import json
+import types
+import typing
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import cattrs
+
+__all__ = ["structurer", "writer"]
+
+_escape: Callable[[str], str] = json.encoder.encode_basestring
+_names = itertools.count()
+
+
+class _NotHandled(Exception):
+    """The type has no generated path (raised while generating, never per request)."""
+
+
+class _Slow(Exception):
+    """A value the generated function does not handle: the cattrs path takes it."""
+
+
+def _fields(kind: Any) -> list[attrs.Attribute[Any]]:
+    """The fields of an attrs class, types resolved, when each is read and written by its
+    name and is a plain ``__init__`` argument; otherwise ``_NotHandled``."""
+    if not (isinstance(kind, type) and attrs.has(kind)) or callable(getattr(kind, "to_dict", 0)):
+        raise _NotHandled
+    fields = attrs.fields(attrs.resolve_types(kind))
+    for field in fields:
+        if (
+            not field.init
+            or field.alias != field.name
+            or field.converter is not None
+            or field.type is None
+        ):
+            raise _NotHandled
+    return list(fields)
+
+
+def _optional_member(kind: Any) -> Any:
+    """``X`` for ``X | None`` (``Optional[X]``), else ``None``."""
+    if typing.get_origin(kind) not in (typing.Union, types.UnionType):
+        return None
+    members = [m for m in typing.get_args(kind) if m is not type(None)]
+    return members[0] if len(members) == 1 and len(typing.get_args(kind)) == 2 else None
+
+
+class _Source:
+    """The lines and the names of one generated function."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.names: dict[str, Any] = {"_Slow": _Slow}
+
+    def name(self, value: Any) -> str:
+        """A global of the function, bound to ``value``."""
+        name = f"_v{next(_names)}"
+        self.names[name] = value
+        return name
+
+    @staticmethod
+    def local(prefix: str) -> str:
+        """A local variable name no other part of the function uses."""
+        return f"{prefix}{next(_names)}"
+
+    def compile(self, function: str) -> Callable[..., Any]:
+        code = "\n".join(self.lines)
+        exec(compile(code, f"<trioframe generated {function}>", "exec"), self.names)
+        made: Callable[..., Any] = self.names[function]
+        return made
+
+
+# -- reading --------------------------------------------------------------------------------
+_STRUCTURERS: dict[Any, Callable[[Any], Any] | None] = {}
+_INLINE_READS = {int: "int", str: "str", bool: "bool"}
+
+
+def structurer(kind: Any, converter: cattrs.Converter) -> Callable[[Any], Any] | None:
+    """The generated reader of the attrs class ``kind`` for the JSON ``converter``, or
+    ``None``; made once per class."""
+    if kind not in _STRUCTURERS:
+        _STRUCTURERS[kind] = None  # a class that holds itself is left to cattrs
+        try:
+            _STRUCTURERS[kind] = _make_structurer(kind, converter)
+        except (_NotHandled, NameError, TypeError):
+            _STRUCTURERS[kind] = None
+    return _STRUCTURERS[kind]
+
+
+def _read(src: _Source, kind: Any, value: str, target: str, indent: str, conv: Any) -> None:
+    """Lines that set ``target`` to ``value`` read as ``kind``, or raise."""
+    out = src.lines.append
+    if kind in _INLINE_READS:
+        out(f"{indent}if type({value}) is not {_INLINE_READS[kind]}: raise _Slow")
+        out(f"{indent}{target} = {value}")
+        return
+    member = _optional_member(kind)
+    if member is not None:
+        out(f"{indent}if {value} is None: {target} = None")
+        out(f"{indent}else:")
+        _read(src, member, value, target, indent + "    ", conv)
+        return
+    if typing.get_origin(kind) is list and len(typing.get_args(kind)) == 1:
+        item, read = src.local("_item"), src.local("_read")
+        out(f"{indent}if type({value}) is not list: raise _Slow")
+        out(f"{indent}{target} = []")
+        out(f"{indent}for {item} in {value}:")
+        _read(src, typing.get_args(kind)[0], item, read, indent + "    ", conv)
+        out(f"{indent}    {target}.append({read})")
+        return
+    if isinstance(kind, type) and attrs.has(kind):
+        nested = structurer(kind, conv)
+        if nested is None:
+            raise _NotHandled
+        out(f"{indent}{target} = {src.name(nested)}({value})")
+        return
+    hook = conv.get_structure_hook(kind)
+    if hook == conv._structure_call:
+        raise _NotHandled
+    out(f"{indent}{target} = {src.name(hook)}({value}, {src.name(kind)})")
+
+
+def _make_structurer(kind: Any, conv: cattrs.Converter) -> Callable[[Any], Any]:
+    src = _Source()
+    fields = _fields(kind)
+    src.lines += ["def structure(o):", "    if type(o) is not dict: raise _Slow", "    kw = {}"]
+    for field in fields:
+        if field.default is attrs.NOTHING:
+            src.lines.append(f"    _value = o[{field.name!r}]")
+            _read(src, field.type, "_value", f"kw[{field.name!r}]", "    ", conv)
+        else:
+            src.lines.append(f"    if {field.name!r} in o:")
+            src.lines.append(f"        _value = o[{field.name!r}]")
+            _read(src, field.type, "_value", f"kw[{field.name!r}]", "        ", conv)
+    src.lines.append(f"    return {src.name(kind)}(**kw)")
+    return src.compile("structure")
+
+
+# -- writing --------------------------------------------------------------------------------
+_WRITERS: dict[Any, Callable[[Any], str] | None] = {}
+_QUOTED_TEXT = {
+    decimal.Decimal: "str({v})",
+    uuid.UUID: "str({v})",
+    datetime.datetime: "{v}.isoformat()",
+    datetime.date: "{v}.isoformat()",
+    datetime.time: "{v}.isoformat()",
+}
+
+
+def writer(kind: Any) -> Callable[[Any], str] | None:
+    """The generated writer of the attrs class ``kind``, or ``None``; made once per class."""
+    if kind not in _WRITERS:
+        _WRITERS[kind] = None  # a class that holds itself is left to cattrs
+        try:
+            _WRITERS[kind] = _make_writer(kind)
+        except (_NotHandled, NameError, TypeError):
+            _WRITERS[kind] = None
+    return _WRITERS[kind]
+
+
+def _write(src: _Source, kind: Any, value: str, indent: str) -> None:
+    """Lines that append the JSON text of ``value``, declared ``kind``, to ``_out``."""
+    out = src.lines.append
+    if kind is str:
+        out(f"{indent}if type({value}) is not str: raise _Slow")
+        out(f"{indent}_out({src.name(_escape)}({value}))")
+    elif kind is int:
+        out(f"{indent}if type({value}) is not int: raise _Slow")
+        out(f"{indent}_out(int.__repr__({value}))")
+    elif kind is bool:
+        out(f"{indent}if type({value}) is not bool: raise _Slow")
+        out(f"{indent}_out('true' if {value} else 'false')")
+    elif kind is float:
+        out(f"{indent}if type({value}) is not float or {value} - {value} != 0: raise _Slow")
+        out(f"{indent}_out(float.__repr__({value}))")
+    elif kind in _QUOTED_TEXT:
+        out(f"{indent}if type({value}) is not {src.name(kind)}: raise _Slow")
+        text = _QUOTED_TEXT[kind].format(v=value)
+        out(f"{indent}_out({src.name(_escape)}({text}))")
+    elif isinstance(kind, type) and issubclass(kind, enum.Enum):
+        _write_enum(src, kind, value, indent)
+    elif (member := _optional_member(kind)) is not None:
+        out(f"{indent}if {value} is None: _out('null')")
+        out(f"{indent}else:")
+        _write(src, member, value, indent + "    ")
+    elif typing.get_origin(kind) is list and len(typing.get_args(kind)) == 1:
+        item, first = src.local("_item"), src.local("_first")
+        out(f"{indent}if type({value}) is not list: raise _Slow")
+        out(f"{indent}_out('[')")
+        out(f"{indent}{first} = True")
+        out(f"{indent}for {item} in {value}:")
+        out(f"{indent}    if {first}: {first} = False")
+        out(f"{indent}    else: _out(',')")
+        _write(src, typing.get_args(kind)[0], item, indent + "    ")
+        out(f"{indent}_out(']')")
+    elif isinstance(kind, type) and attrs.has(kind):
+        nested = writer(kind)
+        if nested is None:
+            raise _NotHandled
+        out(f"{indent}_out({src.name(nested)}({value}))")
+    else:
+        raise _NotHandled
+
+
+def _write_enum(src: _Source, kind: type[enum.Enum], value: str, indent: str) -> None:
+    """A member of ``kind`` is written as its value: a string or an int here."""
+    if not all(type(member.value) in (str, int) for member in kind):
+        raise _NotHandled
+    out = src.lines.append
+    out(f"{indent}if type({value}) is not {src.name(kind)}: raise _Slow")
+    out(f"{indent}_member = {value}.value")
+    out(f"{indent}if type(_member) is str: _out({src.name(_escape)}(_member))")
+    out(f"{indent}elif type(_member) is int: _out(int.__repr__(_member))")
+    out(f"{indent}else: raise _Slow")
+
+
+def _make_writer(kind: Any) -> Callable[[Any], str]:
+    src = _Source()
+    src.lines += [
+        "def write(o):",
+        f"    if type(o) is not {src.name(kind)}: raise _Slow",
+        "    _parts = []",
+        "    _out = _parts.append",
+    ]
+    for number, field in enumerate(_fields(kind)):
+        key = ("{" if number == 0 else ",") + _escape(field.name) + ":"
+        src.lines.append(f"    _out({key!r})")
+        src.lines.append(f"    _value = o.{field.name}")
+        _write(src, field.type, "_value", "    ")
+    src.lines.append("    _out('}' if _parts else '{}')")
+    src.lines.append("    return ''.join(_parts)")
+    return src.compile("write")
