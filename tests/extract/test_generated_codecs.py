@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 from tests.fuzz._settings import fuzz_settings
 from trioframe import Json, Response, Router
-from trioframe._codec import generated
+from trioframe._codec import generated, values
 from trioframe._codec.convert import JSON_CONVERTER, describe_failure
 from trioframe._codec.encode import _encode, encode_json
+from trioframe._codec.values import ExtractionValueError
 from trioframe.testing import TestClient
 
 
@@ -260,3 +261,27 @@ def test_a_failing_converter_hook_leaves_the_next_encoding_clean() -> None:
     for _ in range(2):
         with pytest.raises(AttributeError, match="isoformat"):
             _encode(broken)
+
+
+def _uuid_outcome(parse: Any, text: str) -> Any:
+    try:
+        value = parse(text)
+    except ExtractionValueError as exc:
+        return ("error", str(exc))
+    return (type(value), value.int, value.is_safe, str(value), hash(value))
+
+
+def _uuid_reference(text: str) -> uuid.UUID:
+    if values._UUID.fullmatch(text):
+        return uuid.UUID(text)
+    raise ExtractionValueError(values.UUID_EXPECTED)
+
+
+@fuzz_settings(500)
+@given(
+    text=st.uuids().map(str)
+    | st.uuids().map(lambda u: str(u).upper())
+    | st.text(alphabet="0123456789abcdefABCDEF-{}xu:", max_size=40)
+)
+def test_a_uuid_is_built_as_uuid_builds_it(text: str) -> None:
+    assert _uuid_outcome(values.parse_uuid, text) == _uuid_outcome(_uuid_reference, text)

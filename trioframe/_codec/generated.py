@@ -105,11 +105,13 @@ _INLINE_READS = {int: "int", str: "str", bool: "bool"}
 def structurer(kind: Any, converter: cattrs.Converter) -> Callable[[Any], Any] | None:
     """The generated reader of the attrs class ``kind`` for the JSON ``converter``, or
     ``None``; made once per class."""
+    if not (isinstance(kind, type) and attrs.has(kind)):
+        return None
     if kind not in _STRUCTURERS:
         _STRUCTURERS[kind] = None  # a class that holds itself is left to cattrs
         try:
             _STRUCTURERS[kind] = _make_structurer(kind, converter)
-        except (_NotHandled, NameError, TypeError):
+        except Exception:  # not handled here, or not at all: the cattrs path says which
             _STRUCTURERS[kind] = None
     return _STRUCTURERS[kind]
 
@@ -180,7 +182,7 @@ def writer(kind: Any) -> Callable[[Any], str] | None:
         _WRITERS[kind] = None  # a class that holds itself is left to cattrs
         try:
             _WRITERS[kind] = _make_writer(kind)
-        except (_NotHandled, NameError, TypeError):
+        except Exception:  # not handled here, or not at all: the cattrs path says which
             _WRITERS[kind] = None
     return _WRITERS[kind]
 
@@ -202,8 +204,9 @@ def _write(src: _Source, kind: Any, value: str, indent: str) -> None:
         out(f"{indent}_out(float.__repr__({value}))")
     elif kind in _QUOTED_TEXT:
         out(f"{indent}if type({value}) is not {src.name(kind)}: raise _Slow")
+        # digits, signs, letters, '.' and ':': nothing the encoder would escape
         text = _QUOTED_TEXT[kind].format(v=value)
-        out(f"{indent}_out({src.name(_escape)}({text}))")
+        out(f"{indent}_out('\"' + {text} + '\"')")
     elif isinstance(kind, type) and issubclass(kind, enum.Enum):
         _write_enum(src, kind, value, indent)
     elif (member := _optional_member(kind)) is not None:

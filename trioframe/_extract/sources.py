@@ -227,6 +227,7 @@ def _reject_constant(name: str) -> Any:
 #: One decoder for every body: ``json.loads(body, parse_constant=...)`` would build a new one
 #: per call (about 14k instructions of a typed JSON request).
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_SCAN = _DECODER.scan_once
 
 
 def json_depth(document: bytes) -> int:
@@ -292,7 +293,20 @@ def _parse_json(body: bytes) -> Any:
     gc.disable()
     try:
         # What json.loads does with bytes: the encoding from the first bytes (UTF-8, -16 or
-        # -32, a UTF-8 BOM dropped), then the decoder.
+        # -32, a UTF-8 BOM dropped), then the decoder. A body that opens an object or an
+        # array and whose second byte is not NUL is UTF-8 by that rule, read without asking;
+        # when the value fills the whole text, the decoder's checks around the scan agree.
+        first = body[:1]
+        if (first == b"{" or first == b"[") and body[1:2] != b"\0":
+            text = body.decode("utf-8", "surrogatepass")
+            try:
+                value, end = _SCAN(text, 0)
+            except StopIteration:
+                pass
+            else:
+                if end == len(text):
+                    return value
+            return _DECODER.decode(text)
         return _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
     finally:
         if enabled:
