@@ -227,7 +227,7 @@ def _reject_constant(name: str) -> Any:
 #: One decoder for every body: ``json.loads(body, parse_constant=...)`` would build a new one
 #: per call (about 14k instructions of a typed JSON request).
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-_SCAN = _DECODER.scan_once
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 def json_depth(document: bytes) -> int:
