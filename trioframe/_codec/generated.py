@@ -167,9 +167,11 @@ def _make_structurer(kind: Any, conv: cattrs.Converter) -> Callable[[Any], Any]:
 
 # -- writing --------------------------------------------------------------------------------
 _WRITERS: dict[Any, Callable[[Any], str] | None] = {}
+#: Types written as a quoted text of digits, signs, letters, '.' and ':' (nothing the encoder
+#: would escape): how to get that text from the value ``{v}``.
 _QUOTED_TEXT = {
-    decimal.Decimal: "str({v})",
-    uuid.UUID: "str({v})",
+    decimal.Decimal: "{v}.__str__()",
+    uuid.UUID: "{v}.__str__()",
     datetime.datetime: "{v}.isoformat()",
     datetime.date: "{v}.isoformat()",
     datetime.time: "{v}.isoformat()",
@@ -187,76 +189,83 @@ def writer(kind: Any) -> Callable[[Any], str] | None:
     return _WRITERS[kind]
 
 
-def _write(src: _Source, kind: Any, value: str, indent: str) -> None:
-    """Lines that append the JSON text of ``value``, declared ``kind``, to ``_out``."""
+def _written(src: _Source, kind: Any, value: str, indent: str) -> str:
+    """Add the lines that check ``value`` (declared ``kind``) and return an expression for its
+    JSON text (no backslash, no single quote: it goes into an f-string)."""
+    expression, quoted = _text_of(src, kind, value, indent)
+    if quoted:
+        quote = src.name('"')
+        return f"{quote} + {expression} + {quote}"
+    return expression
+
+
+def _text_of(src: _Source, kind: Any, value: str, indent: str) -> tuple[str, bool]:
+    """``_written``'s expression, and whether it is yet to be put in double quotes."""
     out = src.lines.append
-    if kind is str:
-        out(f"{indent}if type({value}) is not str: raise _Slow")
-        out(f"{indent}_out({src.name(_escape)}({value}))")
-    elif kind is int:
-        out(f"{indent}if type({value}) is not int: raise _Slow")
-        out(f"{indent}_out(int.__repr__({value}))")
-    elif kind is bool:
-        out(f"{indent}if type({value}) is not bool: raise _Slow")
-        out(f"{indent}_out('true' if {value} else 'false')")
-    elif kind is float:
-        out(f"{indent}if type({value}) is not float or {value} - {value} != 0: raise _Slow")
-        out(f"{indent}_out(float.__repr__({value}))")
-    elif kind in _QUOTED_TEXT:
+    if kind in (str, int, bool, float) or kind in _QUOTED_TEXT:
         out(f"{indent}if type({value}) is not {src.name(kind)}: raise _Slow")
-        # digits, signs, letters, '.' and ':': nothing the encoder would escape
-        text = _QUOTED_TEXT[kind].format(v=value)
-        out(f"{indent}_out('\"' + {text} + '\"')")
-    elif isinstance(kind, type) and issubclass(kind, enum.Enum):
-        _write_enum(src, kind, value, indent)
-    elif (member := _optional_member(kind)) is not None:
-        out(f"{indent}if {value} is None: _out('null')")
-        out(f"{indent}else:")
-        _write(src, member, value, indent + "    ")
-    elif typing.get_origin(kind) is list and len(typing.get_args(kind)) == 1:
-        item, first = src.local("_item"), src.local("_first")
+        if kind is str:
+            return f"{src.name(_escape)}({value})", False
+        if kind is bool:
+            return f'("true" if {value} else "false")', False
+        if kind is float:
+            out(f"{indent}if {value} - {value} != 0: raise _Slow")  # inf and nan: the encoder's
+        if kind in (int, float):
+            return f"{src.name(kind)}.__repr__({value})", False
+        return _QUOTED_TEXT[kind].format(v=value), True
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        out(f"{indent}if type({value}) is not {src.name(kind)}: raise _Slow")
+        return f"{src.name(_member_texts(kind))}[{value}]", False
+    if (member := _optional_member(kind)) is not None:
+        inner = _guarded(src, f"{indent}if {value} is not None:", member, value, indent)
+        return f'("null" if {value} is None else {inner})', False
+    if typing.get_origin(kind) is list and len(typing.get_args(kind)) == 1:
+        item = src.local("_item")
         out(f"{indent}if type({value}) is not list: raise _Slow")
-        out(f"{indent}_out('[')")
-        out(f"{indent}{first} = True")
-        out(f"{indent}for {item} in {value}:")
-        out(f"{indent}    if {first}: {first} = False")
-        out(f"{indent}    else: _out(',')")
-        _write(src, typing.get_args(kind)[0], item, indent + "    ")
-        out(f"{indent}_out(']')")
-    elif isinstance(kind, type) and attrs.has(kind):
+        member = typing.get_args(kind)[0]
+        inner = _guarded(src, f"{indent}for {item} in {value}:", member, item, indent)
+        return f'"[" + ",".join([{inner} for {item} in {value}]) + "]"', False
+    if isinstance(kind, type) and attrs.has(kind):
         nested = writer(kind)
         if nested is None:
             raise _NotHandled
-        out(f"{indent}_out({src.name(nested)}({value}))")
-    else:
-        raise _NotHandled
+        return f"{src.name(nested)}({value})", False
+    raise _NotHandled
 
 
-def _write_enum(src: _Source, kind: type[enum.Enum], value: str, indent: str) -> None:
-    """A member of ``kind`` is written as its value: a string or an int here."""
-    if not all(type(member.value) in (str, int) for member in kind):
-        raise _NotHandled
-    out = src.lines.append
-    out(f"{indent}if type({value}) is not {src.name(kind)}: raise _Slow")
-    out(f"{indent}_member = {value}.value")
-    out(f"{indent}if type(_member) is str: _out({src.name(_escape)}(_member))")
-    out(f"{indent}elif type(_member) is int: _out(int.__repr__(_member))")
-    out(f"{indent}else: raise _Slow")
+def _guarded(src: _Source, head: str, kind: Any, value: str, indent: str) -> str:
+    """``_written`` with its checks in the block opened by ``head`` (none: no block)."""
+    start = len(src.lines)
+    src.lines.append(head)
+    expression = _written(src, kind, value, indent + "    ")
+    if len(src.lines) == start + 1:
+        del src.lines[start]
+    return expression
+
+
+def _member_texts(kind: type[enum.Enum]) -> dict[enum.Enum, str]:
+    """How the encoder writes each member's value (a string or an int here)."""
+    texts = {}
+    for member in kind:
+        if type(member.value) is str:
+            texts[member] = _escape(member.value)
+        elif type(member.value) is int:
+            texts[member] = repr(member.value)
+        else:
+            raise _NotHandled
+    return texts
 
 
 def _make_writer(kind: Any) -> Callable[[Any], str]:
     src = _Source()
-    src.lines += [
-        "def write(o):",
-        f"    if type(o) is not {src.name(kind)}: raise _Slow",
-        "    _parts = []",
-        "    _out = _parts.append",
-    ]
+    src.lines += ["def write(o):", f"    if type(o) is not {src.name(kind)}: raise _Slow"]
+    pieces = []
     for number, field in enumerate(_fields(kind)):
-        key = ("{" if number == 0 else ",") + _escape(field.name) + ":"
-        src.lines.append(f"    _out({key!r})")
-        src.lines.append(f"    _value = o.{field.name}")
-        _write(src, field.type, "_value", "    ")
-    src.lines.append("    _out('}' if _parts else '{}')")
-    src.lines.append("    return ''.join(_parts)")
+        value = src.local("_value")
+        src.lines.append(f"    {value} = o.{field.name}")
+        key = ("{{" if number == 0 else ",") + _escape(field.name) + ":"
+        expression, quoted = _text_of(src, field.type, value, "    ")
+        quote = '"' if quoted else ""
+        pieces.append(f"{key}{quote}{{{expression}}}{quote}")
+    src.lines.append("    return f'" + "".join(pieces) + ("}}'" if pieces else "{{}}'"))
     return src.compile("write")
