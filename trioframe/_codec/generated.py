@@ -116,52 +116,61 @@ def structurer(kind: Any, converter: cattrs.Converter) -> Callable[[Any], Any] |
     return _STRUCTURERS[kind]
 
 
-def _read(src: _Source, kind: Any, value: str, target: str, indent: str, conv: Any) -> None:
-    """Lines that set ``target`` to ``value`` read as ``kind``, or raise."""
+def _read(src: _Source, kind: Any, value: str, indent: str, conv: Any) -> str:
+    """Add the lines that check ``value`` for ``kind`` and return the expression of what it
+    reads as."""
     out = src.lines.append
     if kind in _INLINE_READS:
         out(f"{indent}if type({value}) is not {_INLINE_READS[kind]}: raise _Slow")
-        out(f"{indent}{target} = {value}")
-        return
+        return value
     member = _optional_member(kind)
     if member is not None:
-        out(f"{indent}if {value} is None: {target} = None")
-        out(f"{indent}else:")
-        _read(src, member, value, target, indent + "    ", conv)
-        return
+        start = len(src.lines)
+        out(f"{indent}if {value} is not None:")
+        inner = _read(src, member, value, indent + "    ", conv)
+        if len(src.lines) == start + 1:
+            del src.lines[start]
+        return value if inner == value else f"(None if {value} is None else {inner})"
     if typing.get_origin(kind) is list and len(typing.get_args(kind)) == 1:
-        item, read = src.local("_item"), src.local("_read")
+        item = src.local("_item")
         out(f"{indent}if type({value}) is not list: raise _Slow")
-        out(f"{indent}{target} = []")
+        start = len(src.lines)
         out(f"{indent}for {item} in {value}:")
-        _read(src, typing.get_args(kind)[0], item, read, indent + "    ", conv)
-        out(f"{indent}    {target}.append({read})")
-        return
+        inner = _read(src, typing.get_args(kind)[0], item, indent + "    ", conv)
+        if len(src.lines) == start + 1:
+            del src.lines[start]
+        return f"list({value})" if inner == item else f"[{inner} for {item} in {value}]"
     if isinstance(kind, type) and attrs.has(kind):
         nested = structurer(kind, conv)
         if nested is None:
             raise _NotHandled
-        out(f"{indent}{target} = {src.name(nested)}({value})")
-        return
+        return f"{src.name(nested)}({value})"
     hook = conv.get_structure_hook(kind)
     if hook == conv._structure_call:
         raise _NotHandled
-    out(f"{indent}{target} = {src.name(hook)}({value}, {src.name(kind)})")
+    return f"{src.name(hook)}({value}, {src.name(kind)})"
 
 
 def _make_structurer(kind: Any, conv: cattrs.Converter) -> Callable[[Any], Any]:
     src = _Source()
-    fields = _fields(kind)
     src.lines += ["def structure(o):", "    if type(o) is not dict: raise _Slow", "    kw = {}"]
+    arguments = []
+    fields = _fields(kind)
+    if all(field.default is attrs.NOTHING for field in fields):
+        del src.lines[-1]  # no keyword arguments that depend on the object
     for field in fields:
+        value = src.local("_value")
         if field.default is attrs.NOTHING:
-            src.lines.append(f"    _value = o[{field.name!r}]")
-            _read(src, field.type, "_value", f"kw[{field.name!r}]", "    ", conv)
+            src.lines.append(f"    {value} = o[{field.name!r}]")
+            arguments.append(f"{field.name}={_read(src, field.type, value, '    ', conv)}")
         else:
             src.lines.append(f"    if {field.name!r} in o:")
-            src.lines.append(f"        _value = o[{field.name!r}]")
-            _read(src, field.type, "_value", f"kw[{field.name!r}]", "        ", conv)
-    src.lines.append(f"    return {src.name(kind)}(**kw)")
+            src.lines.append(f"        {value} = o[{field.name!r}]")
+            read = _read(src, field.type, value, "        ", conv)
+            src.lines.append(f"        kw[{field.name!r}] = {read}")
+    if "    kw = {}" in src.lines:
+        arguments.append("**kw")
+    src.lines.append(f"    return {src.name(kind)}({', '.join(arguments)})")
     return src.compile("structure")
 
 
