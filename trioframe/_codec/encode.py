@@ -10,7 +10,7 @@ from .._errors import InternalServerError
 from . import generated
 from .convert import JSON_CONVERTER
 
-__all__ = ["encode_json"]
+__all__ = ["encode_json", "encode_record"]
 
 
 def _json_default(value: Any) -> Any:
@@ -47,13 +47,20 @@ _C_ENCODER: Callable[[Any, int], Any] | None = (
 
 def encode_json(value: Any) -> bytes:
     """Serialize ``value`` to compact UTF-8 JSON; ``Error`` (500) when it cannot be."""
+    written = encode_record(value)
+    return _encode(value) if written is None else written
+
+
+def encode_record(value: Any) -> bytes | None:
+    """``encode_json(value)`` when the generated writer of its class writes it, else
+    ``None``: a value of another class, or one the writer leaves to the path it shortcuts."""
     write = generated.writer(type(value))
     if write is not None:
         try:
             return write(value).encode()
-        except Exception:  # the path below writes it, or fails, as it always did
+        except Exception:  # encode_json's other path writes it, or fails, as it always did
             pass
-    return _encode(value)
+    return None
 
 
 def _encode(value: Any) -> bytes:

@@ -33,6 +33,9 @@ from typing import Any
 import attrs
 import cattrs
 
+from .convert import STRING_VALUES
+from .values import Choices
+
 __all__ = ["structurer", "writer"]
 
 _escape: Callable[[str], str] = json.encoder.encode_basestring
@@ -100,6 +103,7 @@ class _Source:
 # -- reading --------------------------------------------------------------------------------
 _STRUCTURERS: dict[Any, Callable[[Any], Any] | None] = {}
 _INLINE_READS = {int: "int", str: "str", bool: "bool"}
+_STRING_PARSERS = {kind: parse for kind, parse, _ in STRING_VALUES}
 
 
 def structurer(kind: Any, converter: cattrs.Converter) -> Callable[[Any], Any] | None:
@@ -148,6 +152,11 @@ def _read(src: _Source, kind: Any, value: str, indent: str, conv: Any) -> str:
     hook = conv.get_structure_hook(kind)
     if hook == conv._structure_call:
         raise _NotHandled
+    if getattr(hook, "__func__", None) is Choices.from_json:  # an enum or a Literal
+        return f"{src.name(hook.__self__.by_json)}[type({value}), {value}]"
+    if kind in _STRING_PARSERS:  # the hook checks for a string and parses it: so here
+        out(f"{indent}if type({value}) is not str: raise _Slow")
+        return f"{src.name(_STRING_PARSERS[kind])}({value})"
     return f"{src.name(hook)}({value}, {src.name(kind)})"
 
 
@@ -180,7 +189,7 @@ _WRITERS: dict[Any, Callable[[Any], str] | None] = {}
 #: would escape): how to get that text from the value ``{v}``.
 _QUOTED_TEXT = {
     decimal.Decimal: "{v}.__str__()",
-    uuid.UUID: "{v}.__str__()",
+    uuid.UUID: "",  # written digit by digit
     datetime.datetime: "{v}.isoformat()",
     datetime.date: "{v}.isoformat()",
     datetime.time: "{v}.isoformat()",
@@ -221,6 +230,11 @@ def _text_of(src: _Source, kind: Any, value: str, indent: str) -> tuple[str, boo
             out(f"{indent}if {value} - {value} != 0: raise _Slow")  # inf and nan: the encoder's
         if kind in (int, float):
             return f"{src.name(kind)}.__repr__({value})", False
+        if kind is uuid.UUID:  # str(value), without the call: 8-4-4-4-12 hexadecimal digits
+            digits = src.local("_digits")
+            out(f"{indent}{digits} = '%032x' % {value}.int")
+            cuts = ["[:8]", "[8:12]", "[12:16]", "[16:20]", "[20:]"]
+            return ' + "-" + '.join(digits + cut for cut in cuts), True
         return _QUOTED_TEXT[kind].format(v=value), True
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
         out(f"{indent}if type({value}) is not {src.name(kind)}: raise _Slow")
