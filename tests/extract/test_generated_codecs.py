@@ -45,6 +45,12 @@ class Inner:
     label: str | None = None
 
 
+@attrs.frozen
+class Point:
+    x: int
+    y: int
+
+
 def _positive(instance: Any, attribute: Any, value: int) -> None:
     if value < 0:
         raise ValueError("must not be negative")
@@ -68,6 +74,8 @@ class Outer:
     grid: list[list[int]]
     inner: Inner
     inners: list[Inner]
+    points: list[Point]
+    at_point: Point | None
     maybe: Inner | None
     note: str | None
     count: int = attrs.field(default=0, validator=_positive)
@@ -126,6 +134,8 @@ _GOOD_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "grid": st.lists(st.lists(st.integers(), max_size=3), max_size=3),
     "inner": _INNER_JSON,
     "inners": st.lists(_INNER_JSON, max_size=3),
+    "points": st.lists(st.fixed_dictionaries({"x": st.integers(), "y": st.integers()}), max_size=3),
+    "at_point": st.none() | st.fixed_dictionaries({"x": st.integers(), "y": st.integers()}),
     "maybe": st.none() | _INNER_JSON,
     "note": st.none() | st.text(max_size=4),
     "count": st.integers(min_value=-1, max_value=6),
@@ -200,10 +210,15 @@ async def test_a_body_that_does_not_fit_gets_the_cattrs_errors() -> None:
 
 
 # -- writing --------------------------------------------------------------------------------
+class _Text(str):
+    """A str subclass: written as the str it is."""
+
+
 _ODD = st.sampled_from(
     [
         *(None, True, 1, 1.0, float("nan"), float("inf"), "x", b"x", [1], {}),
         *(datetime.datetime(2026, 1, 1), decimal.Decimal(1), uuid.UUID(int=1), Colour.RED),
+        _Text('a "quoted" text'),
     ]
 )
 
@@ -232,6 +247,8 @@ _OUTERS = st.builds(
     grid=_or_odd(st.lists(st.lists(_or_odd(st.integers()), max_size=3), max_size=3)),
     inner=_or_odd(_INNERS),
     inners=_or_odd(st.lists(_INNERS, max_size=3)),
+    points=_or_odd(st.lists(st.builds(Point, _or_odd(st.integers()), st.integers()), max_size=3)),
+    at_point=_or_odd(st.none() | st.builds(Point, st.integers(), _or_odd(st.integers()))),
     maybe=_or_odd(st.none() | _INNERS),
     note=_or_odd(st.none() | st.text(max_size=4)),
     count=st.integers(min_value=0, max_value=5),

@@ -120,9 +120,10 @@ def structurer(kind: Any, converter: cattrs.Converter) -> Callable[[Any], Any] |
     return _STRUCTURERS[kind]
 
 
-def _read(src: _Source, kind: Any, value: str, indent: str, conv: Any) -> str:
+def _read(src: _Source, kind: Any, value: str, indent: str, conv: Any, flat: bool = True) -> str:
     """Add the lines that check ``value`` for ``kind`` and return the expression of what it
-    reads as."""
+    reads as; ``flat`` when the expression is evaluated once, after the lines (not once per
+    item of a list): a record is then read in place."""
     out = src.lines.append
     if kind in _INLINE_READS:
         out(f"{indent}if type({value}) is not {_INLINE_READS[kind]}: raise _Slow")
@@ -131,7 +132,7 @@ def _read(src: _Source, kind: Any, value: str, indent: str, conv: Any) -> str:
     if member is not None:
         start = len(src.lines)
         out(f"{indent}if {value} is not None:")
-        inner = _read(src, member, value, indent + "    ", conv)
+        inner = _read(src, member, value, indent + "    ", conv, flat)
         if len(src.lines) == start + 1:
             del src.lines[start]
         return value if inner == value else f"(None if {value} is None else {inner})"
@@ -140,7 +141,7 @@ def _read(src: _Source, kind: Any, value: str, indent: str, conv: Any) -> str:
         out(f"{indent}if type({value}) is not list: raise _Slow")
         start = len(src.lines)
         out(f"{indent}for {item} in {value}:")
-        inner = _read(src, typing.get_args(kind)[0], item, indent + "    ", conv)
+        inner = _read(src, typing.get_args(kind)[0], item, indent + "    ", conv, flat=False)
         if len(src.lines) == start + 1:
             del src.lines[start]
         return f"list({value})" if inner == item else f"[{inner} for {item} in {value}]"
@@ -148,7 +149,17 @@ def _read(src: _Source, kind: Any, value: str, indent: str, conv: Any) -> str:
         nested = structurer(kind, conv)
         if nested is None:
             raise _NotHandled
-        return f"{src.name(nested)}({value})"
+        fields = _fields(kind)
+        if not flat or any(field.default is not attrs.NOTHING for field in fields):
+            return f"{src.name(nested)}({value})"
+        # read in place: the same checks and the same constructor call, one call less
+        out(f"{indent}if type({value}) is not dict: raise _Slow")
+        arguments = []
+        for field in fields:
+            inner = src.local("_value")
+            out(f"{indent}{inner} = {value}[{field.name!r}]")
+            arguments.append(f"{field.name}={_read(src, field.type, inner, indent, conv)}")
+        return f"{src.name(kind)}({', '.join(arguments)})"
     hook = conv.get_structure_hook(kind)
     if hook == conv._structure_call:
         raise _NotHandled
@@ -220,10 +231,10 @@ def _written(src: _Source, kind: Any, value: str, indent: str) -> str:
 def _text_of(src: _Source, kind: Any, value: str, indent: str) -> tuple[str, bool]:
     """``_written``'s expression, and whether it is yet to be put in double quotes."""
     out = src.lines.append
-    if kind in (str, int, bool, float) or kind in _QUOTED_TEXT:
+    if kind is str:  # the escaper refuses anything else, and writes a str subclass as str
+        return f"{src.name(_escape)}({value})", False
+    if kind in (int, bool, float) or kind in _QUOTED_TEXT:
         out(f"{indent}if type({value}) is not {src.name(kind)}: raise _Slow")
-        if kind is str:
-            return f"{src.name(_escape)}({value})", False
         if kind is bool:
             return f'("true" if {value} else "false")', False
         if kind is float:
@@ -281,14 +292,28 @@ def _member_texts(kind: type[enum.Enum]) -> dict[enum.Enum, str]:
 
 def _make_writer(kind: Any) -> Callable[[Any], str]:
     src = _Source()
-    src.lines += ["def write(o):", f"    if type(o) is not {src.name(kind)}: raise _Slow"]
+    src.lines.append("def write(o):")
+    pieces = _object_pieces(src, kind, "o")
+    src.lines.append("    return f'" + "".join(pieces) + "'")
+    return src.compile("write")
+
+
+def _object_pieces(src: _Source, kind: Any, value: str) -> list[str]:
+    """Check the record ``value`` of class ``kind`` and return the pieces of an f-string
+    writing it; the fields that are records themselves are written in the same string."""
+    src.lines.append(f"    if type({value}) is not {src.name(kind)}: raise _Slow")
     pieces = []
     for number, field in enumerate(_fields(kind)):
-        value = src.local("_value")
-        src.lines.append(f"    {value} = o.{field.name}")
-        key = ("{{" if number == 0 else ",") + _escape(field.name) + ":"
-        expression, quoted = _text_of(src, field.type, value, "    ")
+        inner = src.local("_value")
+        src.lines.append(f"    {inner} = {value}.{field.name}")
+        pieces.append(("{{" if number == 0 else ",") + _escape(field.name) + ":")
+        if isinstance(field.type, type) and attrs.has(field.type):
+            if writer(field.type) is None:  # holds itself, or cannot be written here
+                raise _NotHandled
+            pieces += _object_pieces(src, field.type, inner)
+            continue
+        expression, quoted = _text_of(src, field.type, inner, "    ")
         quote = '"' if quoted else ""
-        pieces.append(f"{key}{quote}{{{expression}}}{quote}")
-    src.lines.append("    return f'" + "".join(pieces) + ("}}'" if pieces else "{{}}'"))
-    return src.compile("write")
+        pieces.append(f"{quote}{{{expression}}}{quote}")
+    pieces.append("}}" if pieces else "{{}}")
+    return pieces
