@@ -239,8 +239,8 @@ def _text_of(src: _Source, kind: Any, value: str, indent: str) -> tuple[str, boo
             return f'("true" if {value} else "false")', False
         if kind is float:
             out(f"{indent}if {value} - {value} != 0: raise _Slow")  # inf and nan: the encoder's
-        if kind in (int, float):
-            return f"{src.name(kind)}.__repr__({value})", False
+        if kind in (int, float):  # formatted as its exact type's repr
+            return value, False
         if kind is uuid.UUID:  # str(value), without the call: 8-4-4-4-12 hexadecimal digits
             digits = src.local("_digits")
             out(f"{indent}{digits} = '%032x' % {value}.int")
