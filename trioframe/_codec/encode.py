@@ -47,6 +47,9 @@ _C_ENCODER: Callable[[Any, int], Any] | None = (
 
 def encode_json(value: Any) -> bytes:
     """Serialize ``value`` to compact UTF-8 JSON; ``Error`` (500) when it cannot be."""
+    kind = type(value)
+    if kind is dict or kind is list:  # no generated writer: not a record
+        return _encode(value)
     written = encode_record(value)
     return _encode(value) if written is None else written
 
