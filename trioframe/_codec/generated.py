@@ -209,12 +209,15 @@ _QUOTED_TEXT = {
 
 def writer(kind: Any) -> Callable[[Any], str] | None:
     """The generated writer of the attrs class ``kind``, or ``None``; made once per class."""
-    if kind not in _WRITERS:
-        _WRITERS[kind] = None  # a class that holds itself is left to cattrs
-        try:
-            _WRITERS[kind] = _make_writer(kind)
-        except Exception:  # not handled here, or not at all: the cattrs path says which
-            _WRITERS[kind] = None
+    try:
+        return _WRITERS[kind]
+    except KeyError:
+        pass
+    _WRITERS[kind] = None  # a class that holds itself is left to cattrs
+    try:
+        _WRITERS[kind] = _make_writer(kind)
+    except Exception:  # not handled here, or not at all: the cattrs path says which
+        _WRITERS[kind] = None
     return _WRITERS[kind]
 
 
