@@ -12,7 +12,8 @@ answer. A class with a field of a kind not handled here (a converter, a field le
 ``None``: the cattrs path serves it.
 
 Read: ``int``, ``str``, ``bool`` inline; ``X | None``; ``list[X]``; nested attrs classes;
-every other type through the converter's own hook for it, looked up once. Written: ``int``,
+enums and ``Literal``s from their table of choices; datetimes, dates, times and UUIDs by
+their parser; every other type through the converter's own hook for it, looked up once. Written: ``int``,
 ``str``, ``bool``, finite ``float``, ``X | None``, ``list[X]``, nested attrs classes,
 ``Decimal``, ``UUID``, dates, datetimes, times, and enums whose values are strings or ints.
 """
@@ -200,7 +201,6 @@ _WRITERS: dict[Any, Callable[[Any], str] | None] = {}
 #: would escape): how to get that text from the value ``{v}``.
 _QUOTED_TEXT = {
     decimal.Decimal: "{v}.__str__()",
-    uuid.UUID: "",  # written digit by digit
     datetime.datetime: "{v}.isoformat()",
     datetime.date: "{v}.isoformat()",
     datetime.time: "{v}.isoformat()",
@@ -236,7 +236,7 @@ def _text_of(src: _Source, kind: Any, value: str, indent: str) -> tuple[str, boo
     out = src.lines.append
     if kind is str:  # the escaper refuses anything else, and writes a str subclass as str
         return f"{src.name(_escape)}({value})", False
-    if kind in (int, bool, float) or kind in _QUOTED_TEXT:
+    if kind in (int, bool, float, uuid.UUID) or kind in _QUOTED_TEXT:
         out(f"{indent}if type({value}) is not {src.name(kind)}: raise _Slow")
         if kind is bool:
             return f'("true" if {value} else "false")', False
