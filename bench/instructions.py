@@ -46,8 +46,8 @@ from checkouts import (
 )
 from run import (  # the sibling script is the library here
     APPS,
-    ECHO_BODY,
     ENDPOINTS,
+    RECORD,
     Endpoint,
     ServerFailed,
     check_endpoints,
@@ -59,7 +59,10 @@ from run import (  # the sibling script is the library here
 RECEIVE_SIZE = 64 * 1024
 VERSIONS = "from importlib.metadata import version as v\n"
 UVICORN = (PY, "-m", "uvicorn", "--host", "127.0.0.1", "--workers", "1", "--loop", "asyncio")
-UVICORN_QUIET = ("--no-access-log", "--log-level", "warning", "bench.apps.starlette_app:app")
+UVICORN_QUIET = ("--no-access-log", "--log-level", "warning")
+STARLETTE_APP = "bench.apps.starlette_app:app"
+#: The endpoints a server serves unless its spec says otherwise: all but the typed record.
+PLAIN = frozenset(ep.name for ep in ENDPOINTS)
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class ServerSpec:
     probe: str
     command: Callable[[int], list[str]]
     checkout: Checkout | None = None  # trioframe's: the directory first on PYTHONPATH
+    serves: frozenset[str] = PLAIN  # the endpoints it is checked and measured on
 
 
 def trioframe_spec(checkout: Checkout, parser: str = "h11") -> ServerSpec:
@@ -88,6 +92,7 @@ def trioframe_spec(checkout: Checkout, parser: str = "h11") -> ServerSpec:
             *("--http1-parser", parser),
         ],
         checkout,
+        PLAIN | {RECORD.name},
     )
 
 
@@ -111,7 +116,26 @@ def uvicorn_spec(http: str) -> ServerSpec:
         VERSIONS + f"import {http}, starlette, uvicorn\n"
         f"print('Starlette', v('starlette'), 'on Uvicorn', v('uvicorn'), 'http={http}',"
         f" v('{http}'), 'loop=asyncio')",
-        lambda port: [*UVICORN, "--port", str(port), "--http", http, *UVICORN_QUIET],
+        lambda port: [*UVICORN, "--port", str(port), "--http", http, *UVICORN_QUIET, STARLETTE_APP],
+    )
+
+
+def typed_peer_spec(name: str, framework: str, modules: str, app: str) -> ServerSpec:
+    """``framework`` serving only the typed record (``app``, a bench/apps module's ``app``) on
+    Uvicorn with httptools and the asyncio loop; ``modules`` are the distributions whose
+    versions the table names."""
+    names = ", ".join(f"{m!r}, v({m!r})" for m in modules.split(","))
+    return ServerSpec(
+        name,
+        name,
+        VERSIONS + f"import httptools, uvicorn, bench.apps.{app}\n"
+        f"print({framework!r}, {names}, 'on Uvicorn', v('uvicorn'), 'http=httptools',"
+        " v('httptools'), 'loop=asyncio')",
+        lambda port: [
+            *(*UVICORN, "--port", str(port), "--http", "httptools", *UVICORN_QUIET),
+            f"bench.apps.{app}:app",
+        ],
+        serves=frozenset({RECORD.name}),
     )
 
 
@@ -153,15 +177,26 @@ OTHER_SERVERS = [
         "print('Starlette', v('starlette'), 'on Hypercorn', v('hypercorn'), 'trio worker')",
         lambda port: [
             *(PY, "-m", "hypercorn", "--worker-class", "trio", "--workers", "0"),
-            *("--bind", f"127.0.0.1:{port}", "bench.apps.starlette_app:app"),
+            *("--bind", f"127.0.0.1:{port}", STARLETTE_APP),
         ],
     ),
+    typed_peer_spec(
+        "starlette-pydantic",
+        "Starlette + pydantic by hand",
+        "starlette,pydantic",
+        "starlette_pydantic_app",
+    ),
+    typed_peer_spec("fastapi", "FastAPI", "fastapi,pydantic", "fastapi_app"),
+    typed_peer_spec("litestar", "Litestar", "litestar,msgspec", "litestar_app"),
 ]
 SERVER_NAMES = [
     *("floor", "bare", "trioframe", "trioframe-llhttp"),
     *("uvicorn-h11", "uvicorn-httptools", "granian", "granian-rust", "hypercorn"),
+    *("starlette-pydantic", "fastapi", "litestar"),
 ]
-DEFAULT_SERVERS = [name for name in SERVER_NAMES if name != "hypercorn"]
+#: Hypercorn and the typed peers (which need packages of their own) only when asked for.
+ASKED_FOR_ONLY = {"hypercorn", "starlette-pydantic", "fastapi", "litestar"}
+DEFAULT_SERVERS = [name for name in SERVER_NAMES if name not in ASKED_FOR_ONLY]
 
 
 @dataclass
@@ -219,8 +254,8 @@ def request_bytes(endpoint: Endpoint, port: int) -> bytes:
     head = f"{endpoint.method} {endpoint.path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
     if endpoint.method == "GET":
         return (head + "\r\n").encode()
-    head += f"Content-Type: application/octet-stream\r\nContent-Length: {len(ECHO_BODY)}\r\n"
-    return (head + "\r\n").encode() + ECHO_BODY
+    head += f"Content-Type: {endpoint.body_type}\r\nContent-Length: {len(endpoint.body)}\r\n"
+    return (head + "\r\n").encode() + endpoint.body
 
 
 def take_response(buffer: bytearray) -> tuple[int, dict[str, str], bytes] | None:
@@ -448,8 +483,9 @@ def bench_server(spec: ServerSpec, opts: Options) -> ServerResult:
         server = Callgrind(spec, port, Path(workdir))
         try:
             wait_for_port(server.process, port, opts.start_timeout)
-            check_endpoints(port)
-            for ep in opts.endpoints:
+            served = [ep for ep in [*ENDPOINTS, RECORD] if ep.name in spec.serves]
+            check_endpoints(port, served)
+            for ep in (ep for ep in opts.endpoints if ep.name in spec.serves):
                 for round_ in range(opts.rounds):
                     m = measure(spec.label, port, ep, server, opts)
                     result.endpoints.setdefault(ep.name, []).append(m)
@@ -560,9 +596,9 @@ def parse_args() -> tuple[argparse.Namespace, list[ServerSpec], Options]:
     parser.add_argument(
         "--only",
         default=",".join(DEFAULT_SERVERS),
-        help=f"comma-separated servers from {','.join(SERVER_NAMES)} (default: all but hypercorn)",
+        help=f"comma-separated servers from {','.join(SERVER_NAMES)} (default: all but hypercorn and the typed peers)",
     )
-    names = ",".join(ep.name for ep in ENDPOINTS)
+    names = ",".join(ep.name for ep in [*ENDPOINTS, RECORD])
     parser.add_argument("--endpoints", default=names, help=f"comma-separated, from {names} (all)")
     add_option(parser)
     parser.add_argument(
@@ -583,7 +619,7 @@ def parse_args() -> tuple[argparse.Namespace, list[ServerSpec], Options]:
     if unknown := sorted(set(only) - set(SERVER_NAMES)):
         parser.error(f"unknown server(s) {', '.join(unknown)}; choose from {SERVER_NAMES}")
     chosen = [name.strip() for name in args.endpoints.split(",") if name.strip()]
-    if unknown := sorted(set(chosen) - {ep.name for ep in ENDPOINTS}):
+    if unknown := sorted(set(chosen) - {ep.name for ep in [*ENDPOINTS, RECORD]}):
         parser.error(f"unknown endpoint(s) {', '.join(unknown)}; choose from {names}")
     if args.requests < 1 or args.connections < 1 or args.warmup < 0 or args.rounds < 1:
         parser.error("--requests, --connections and --rounds must be >= 1, --warmup >= 0")
@@ -606,7 +642,7 @@ def parse_args() -> tuple[argparse.Namespace, list[ServerSpec], Options]:
         connections=args.connections,
         warmup=args.warmup,
         rounds=args.rounds,
-        endpoints=[ep for ep in ENDPOINTS if ep.name in chosen],
+        endpoints=[ep for ep in [*ENDPOINTS, RECORD] if ep.name in chosen],
         request_timeout=args.timeout,
         start_timeout=180.0,
         profiles=args.profiles,

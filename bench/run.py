@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
@@ -51,10 +51,13 @@ class Endpoint:
     path: str
     content_type: str
     expected: bytes  # compared as JSON values when content_type is application/json
+    status: int = 200
+    body: bytes = ECHO_BODY  # what a POST sends
+    body_type: str = "application/octet-stream"
 
     def problem(self, status: int, content_type: str, body: bytes) -> str | None:
         """What is wrong with this response, or None if it is right."""
-        if status != 200:
+        if status != self.status:
             return f"status {status}, body {body[:80]!r}"
         if not content_type.startswith(self.content_type):
             return f"content-type {content_type!r}, expected {self.content_type}"
@@ -75,6 +78,27 @@ ENDPOINTS = [
     Endpoint("users", "GET", "/users/42", "application/json", b'{"id": 42, "name": "user42"}'),
     Endpoint("echo", "POST", "/echo", "application/octet-stream", ECHO_BODY),
 ]
+
+#: What an API does: a 12-field record (a decimal, a datetime, a UUID, an enum, a date, a list,
+#: a nested record, a null) read into typed classes, answered 201 with the record written back.
+#: Every server writes these values in the spelling they arrive in.
+RECORD_BODY = (
+    b'{"id": "7b1e4c1e-1d7a-4b1a-9d5e-1a2b3c4d5e6f", "name": "widget", "sku": "W-1001", '
+    b'"price": "12.50", "quantity": 3, "created_at": "2026-11-28T10:00:00+01:00", '
+    b'"ship_on": "2026-12-01", "status": "shipped", "tags": ["blue", "small"], '
+    b'"dimensions": {"width_mm": 120, "height_mm": 80, "weight_g": 450}, "note": null, '
+    b'"priority": 2}'
+)
+RECORD = Endpoint(
+    "record",
+    "POST",
+    "/record",
+    "application/json",
+    RECORD_BODY,
+    201,
+    RECORD_BODY,
+    "application/json",
+)
 
 
 @dataclass(frozen=True)
@@ -245,13 +269,13 @@ def wait_for_port(proc: subprocess.Popen[bytes], port: int, timeout: float) -> N
     raise ServerFailed(f"not accepting connections on 127.0.0.1:{port} after {timeout:.0f} s")
 
 
-def check_endpoints(port: int) -> None:
+def check_endpoints(port: int, endpoints: Sequence[Endpoint] = ENDPOINTS) -> None:
     """One plain request per endpoint, on one keep-alive connection, before any load."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
     try:
-        for ep in ENDPOINTS:
-            body = ECHO_BODY if ep.method == "POST" else None
-            headers = {"content-type": "application/octet-stream"} if body else {}
+        for ep in endpoints:
+            body = ep.body if ep.method == "POST" else None
+            headers = {"content-type": ep.body_type} if body else {}
             try:
                 conn.request(ep.method, ep.path, body=body, headers=headers)
                 resp = conn.getresponse()

@@ -16,7 +16,7 @@ import attrs
 
 from ._body import EventStream, FileSource
 from ._codec import pydantic_models
-from ._codec.encode import encode_json
+from ._codec.encode import encode_json, encode_record
 from ._errors import Error, error_body
 from ._http.cookies import Cookie
 from ._http.grammar import FIELD_CONTROL, TOKEN
@@ -320,6 +320,8 @@ def to_response(value: object, status: int = 200) -> Response:
     and logs it)."""
     if isinstance(value, Response):
         return value
+    if (body := encode_record(value)) is not None:
+        return Response(status, body, [(b"content-type", CT_JSON)])
     if isinstance(value, str):
         return Response.text(value, status)
     if isinstance(value, bytes | bytearray | memoryview):

@@ -18,11 +18,15 @@ a limit never reached (its default in-memory store: what a check costs).
 from __future__ import annotations
 
 import argparse
+import datetime
+import decimal
+import enum
 import os
+import uuid
 
 import attrs
 
-from trioframe import Request, Response, Router, Server
+from trioframe import Json, Request, Response, Router, Server
 
 
 async def plaintext() -> Response:
@@ -46,12 +50,46 @@ async def echo(request: Request) -> Response:
     )
 
 
+class Status(enum.Enum):
+    DRAFT = "draft"
+    PAID = "paid"
+    SHIPPED = "shipped"
+
+
+@attrs.frozen
+class Dimensions:
+    width_mm: int
+    height_mm: int
+    weight_g: int
+
+
+@attrs.frozen
+class Record:
+    id: uuid.UUID
+    name: str
+    sku: str
+    price: decimal.Decimal
+    quantity: int
+    created_at: datetime.datetime
+    ship_on: datetime.date
+    status: Status
+    tags: list[str]
+    dimensions: Dimensions
+    note: str | None
+    priority: int
+
+
+async def record(value: Json[Record]) -> Record:
+    return value
+
+
 router = (
     Router()
     .get("/plaintext", plaintext)
     .get("/json", json_message)
     .get("/users/{id}", user)
     .post("/echo", echo)
+    .post("/record", record, status=201)
 )
 
 if os.environ.get("BENCH_TELEMETRY") == "1":

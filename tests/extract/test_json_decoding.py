@@ -10,7 +10,13 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.fuzz._settings import fuzz_settings
-from trioframe._extract.sources import _parse_json, _reject_constant
+from trioframe._extract.sources import (
+    MAX_JSON_DEPTH,
+    _deeper_than_allowed,
+    _parse_json,
+    _reject_constant,
+    json_depth,
+)
 
 _JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -48,3 +54,27 @@ def test_every_json_text_in_every_encoding_reads_the_same(value: Any, encoding: 
 @example(b'"\\ud800"')
 def test_any_bytes_read_the_same(body: bytes) -> None:
     assert _outcome(_parse_json, body) == _outcome(_reference, body)
+
+
+def _nested_value(levels: int) -> Any:
+    value: Any = "[{"
+    for level in range(levels):
+        value = [value] if level % 2 else {"{": value}
+    return value
+
+
+@fuzz_settings(300)
+@given(
+    levels=st.integers(min_value=MAX_JSON_DEPTH - 3, max_value=MAX_JSON_DEPTH + 3),
+    padding=st.lists(_JSON_VALUES, max_size=3),
+    encoding=_ENCODINGS,
+)
+def test_the_bracket_count_shortcut_agrees_with_the_depth_scan(
+    levels: int, padding: list[Any], encoding: str
+) -> None:
+    """Around the limit, with brackets in strings and in siblings, in every encoding JSON
+    reads: the depth check answers as the full scan does."""
+    document = json.dumps([_nested_value(levels), *padding], ensure_ascii=False)
+    body = document.encode(encoding)
+    deepest = json_depth(document.encode("utf-8", "surrogatepass"))
+    assert _deeper_than_allowed(body) == (deepest > MAX_JSON_DEPTH)

@@ -32,7 +32,7 @@ import cattrs
 from . import constraints, pydantic_models, shapes, values
 from .values import Choices, ExtractionValueError, NestedErrors
 
-__all__ = ["JSON_CONVERTER", "TEXT_CONVERTER", "describe_failure", "to_text"]
+__all__ = ["JSON_CONVERTER", "STRING_VALUES", "TEXT_CONVERTER", "describe_failure", "to_text"]
 
 _INT = re.compile(r"[+-]?[0-9]+")  # ASCII digits only
 _TRUE = frozenset({"true", "1", "yes", "on"})
@@ -189,18 +189,23 @@ def _choices(kind: Any) -> Choices:
 
 
 # -- the two converters ---------------------------------------------------------------------
+#: The types that arrive as a string in text and in JSON alike: the parser of each and what
+#: its message says is expected.
+STRING_VALUES: list[tuple[type, Callable[[str], Any], str]] = [
+    (datetime.datetime, values.parse_datetime, values.DATETIME_EXPECTED),
+    (datetime.date, values.parse_date, values.DATE_EXPECTED),
+    (datetime.time, values.parse_time, values.TIME_EXPECTED),
+    (uuid.UUID, values.parse_uuid, values.UUID_EXPECTED),
+]
+
+
 def _make(scalars: dict[type, Hook], choice: Callable[[Choices], Hook]) -> cattrs.Converter:
     converter = cattrs.Converter(
         detailed_validation=True, unstruct_collection_overrides={abc.Set: list}
     )
     for kind, hook in scalars.items():
         converter.register_structure_hook(kind, hook)
-    for parse, kind, expected in [
-        (values.parse_datetime, datetime.datetime, values.DATETIME_EXPECTED),
-        (values.parse_date, datetime.date, values.DATE_EXPECTED),
-        (values.parse_time, datetime.time, values.TIME_EXPECTED),
-        (values.parse_uuid, uuid.UUID, values.UUID_EXPECTED),
-    ]:
+    for kind, parse, expected in STRING_VALUES:
         converter.register_structure_hook(kind, _from_string(parse, expected))
     # Later registrations are tried first.
     converter.register_structure_hook_factory(shapes.is_sequence, shapes.sequence_hook)

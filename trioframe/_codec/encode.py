@@ -7,9 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import InternalServerError
+from . import generated
 from .convert import JSON_CONVERTER
 
-__all__ = ["encode_json"]
+__all__ = ["encode_json", "encode_record"]
 
 
 def _json_default(value: Any) -> Any:
@@ -46,6 +47,27 @@ _C_ENCODER: Callable[[Any, int], Any] | None = (
 
 def encode_json(value: Any) -> bytes:
     """Serialize ``value`` to compact UTF-8 JSON; ``Error`` (500) when it cannot be."""
+    kind = type(value)
+    if kind is dict or kind is list:  # no generated writer: not a record
+        return _encode(value)
+    written = encode_record(value)
+    return _encode(value) if written is None else written
+
+
+def encode_record(value: Any) -> bytes | None:
+    """``encode_json(value)`` when the generated writer of its class writes it, else
+    ``None``: a value of another class, or one the writer leaves to the path it shortcuts."""
+    write = generated.writer(type(value))
+    if write is not None:
+        try:
+            return write(value).encode()
+        except Exception:  # encode_json's other path writes it, or fails, as it always did
+            pass
+    return None
+
+
+def _encode(value: Any) -> bytes:
+    """``encode_json`` by the standard library's encoder and the converter."""
     try:
         if _C_ENCODER is not None:
             return "".join(_C_ENCODER(value, 0)).encode()
@@ -53,3 +75,6 @@ def encode_json(value: Any) -> bytes:
     except (TypeError, ValueError, RecursionError) as exc:
         _MARKERS.clear()
         raise InternalServerError(f"response value is not JSON-serializable: {exc}") from exc
+    except BaseException:  # a converter hook's own failure: the next encoding starts clean
+        _MARKERS.clear()
+        raise
