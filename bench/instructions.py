@@ -531,7 +531,8 @@ def print_report(results: list[ServerResult], opts: Options, elapsed: float) -> 
     columns += [f"{'x bare':>7}", f"{'x ' + (first.label if first else 'trioframe'):>14}"]
     print(f"\n{'endpoint':<10} {'server':<18} " + " ".join(columns))
     for ep in opts.endpoints:
-        for i, r in enumerate(ran):
+        label = ep.name  # on the endpoint's first row
+        for r in ran:
             value = r.per_request(ep.name)
             if value is None:
                 continue
@@ -542,8 +543,8 @@ def print_report(results: list[ServerResult], opts: Options, elapsed: float) -> 
             for base, width in ((bare, 7), (first, 14)):
                 other = base.per_request(ep.name) if base else None
                 cells.append(f"{value / other:>{width}.3f}" if other else f"{'n/a':>{width}}")
-            label = ep.name if i == 0 else ""
             print(f"{label:<10} {r.label:<18} " + " ".join(cells))
+            label = ""
     print(f"\nrun time {elapsed / 60:.1f} min")
 
 
