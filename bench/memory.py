@@ -89,12 +89,13 @@ def open_http1(port: int) -> socket.socket:
     return sock
 
 
-def open_websocket(port: int) -> socket.socket:
-    """A WebSocket on ``/ws`` whose upgrade (101, ``Sec-WebSocket-Accept``) is checked."""
+def open_websocket(port: int, path: bytes = b"/ws") -> socket.socket:
+    """A WebSocket on ``path`` whose upgrade (101, ``Sec-WebSocket-Accept``) is checked."""
     sock = connect(port)
     key = base64.b64encode(os.urandom(16))
     sock.sendall(
-        b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"GET " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+        b"Connection: Upgrade\r\n"
         b"Sec-WebSocket-Key: " + key + b"\r\nSec-WebSocket-Version: 13\r\n\r\n"
     )
     head, _ = read_head(sock)
@@ -203,6 +204,20 @@ def uvicorn_kind(http: str) -> Kind:
     )
 
 
+def uvicorn_websocket_kind() -> Kind:
+    """Starlette's WebSocket echo on Uvicorn with the websockets library, asyncio loop
+    (``apps/uvicorn_ws_echo.py``, pings off): the peer of trioframe's ``websocket``."""
+    return Kind(
+        "uvicorn-websocket",
+        "Starlette on Uvicorn (ws=websockets, asyncio), WebSocket (echo handler waiting)",
+        VERSIONS + "import starlette, uvicorn, websockets\n"
+        "print('uvicorn', v('uvicorn'), 'websockets', v('websockets'),"
+        " 'starlette', v('starlette'))",
+        lambda port, n: [PY, str(APPS / "uvicorn_ws_echo.py"), str(port)],
+        lambda port: open_websocket(port, b"/"),
+    )
+
+
 def granian_kind(http: str) -> Kind:
     """Starlette on Granian (a Rust server), one worker, the asyncio loop; ``--http 2``
     serves h2c with prior knowledge. Granian closes no idle HTTP/1.1 connection on its own
@@ -235,6 +250,7 @@ KINDS = [
     trioframe_kind("http2", "HTTP/2 (h2c)", "'h2', v('h2')", "--http2"),
     uvicorn_kind("h11"),
     uvicorn_kind("httptools"),
+    uvicorn_websocket_kind(),
     granian_kind("1"),
     granian_kind("2"),
 ]
