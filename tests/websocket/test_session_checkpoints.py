@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import trio
+import trio.testing
 
 from trioframe import Router, ServerConfig, WebSocketConnection
 
@@ -38,6 +39,14 @@ async def counting_steps() -> AsyncIterator[Steps]:
         yield steps
     finally:
         trio.lowlevel.remove_instrument(steps)
+
+
+async def until_queued(ws: WebSocketConnection, count: int) -> None:
+    """Wait until the session's reader has queued ``count`` messages for the handler: until
+    every other task is blocked (the reader then waits for more bytes), checked on the
+    session's own queue (no public call tells how much it holds)."""
+    await trio.testing.wait_all_tasks_blocked()
+    assert len(ws._session._inbox._items) == count  # type: ignore[attr-defined]
 
 
 async def talk(
@@ -74,7 +83,7 @@ async def test_a_handler_reading_queued_messages_lets_other_tasks_run() -> None:
 
     async def reader(ws: WebSocketConnection) -> None:
         await ws.recv()
-        await trio.sleep(0.2)  # the other messages arrive and are queued meanwhile
+        await until_queued(ws, 10)
         async with counting_steps() as counted:
             for _ in range(10):
                 before = counted.count
@@ -82,7 +91,7 @@ async def test_a_handler_reading_queued_messages_lets_other_tasks_run() -> None:
                 steps.append(counted.count - before)
 
     await talk(reader, frame(TEXT, b"first") + frame(TEXT, b"queued") * 10)
-    assert steps == [0] + [1] * 9  # the first follows a receive that waited (then a sleep)
+    assert steps == [0] + [1] * 9  # the first follows a receive that waited (then the wait)
 
 
 async def test_an_echo_yields_once_per_message() -> None:
