@@ -259,8 +259,7 @@ def json_step(ctx: StepContext, kind: Any) -> Step:
     fast = generated.structurer(kind, JSON_CONVERTER)
 
     async def from_json(request: Request) -> Any:
-        media = essence(request.headers.get("content-type") or "")
-        if media != "application/json" and not _is_json(media):
+        if not _is_json(_media_type(request)):
             raise UnsupportedMediaType("expected Content-Type application/json")
         body = await request.read_body(on_chunk=_size_check(request, limit))
         # The parser runs first: it refuses invalid JSON at once whatever its size, and
@@ -271,12 +270,7 @@ def json_step(ctx: StepContext, kind: Any) -> Step:
             raise _too_deep() from None
         except ValueError as exc:  # UnicodeDecodeError included
             raise BadRequest(f"malformed JSON: {exc}") from None
-        if (
-            isinstance(value, list | dict)
-            # the bound of _deeper_than_allowed, here: most bodies stop at it
-            and body.count(b"[") + body.count(b"{") > MAX_JSON_DEPTH
-            and _deeper_than_allowed(body)
-        ):
+        if isinstance(value, list | dict) and _deeper_than_allowed(body):
             raise _too_deep()
         if kind is Any:
             return value
