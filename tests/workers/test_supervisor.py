@@ -38,6 +38,16 @@ async def pids(fleet: Server, count: int) -> set[str]:
     return seen
 
 
+async def serving_pids(fleet: Server, count: int) -> set[str]:
+    """The pids of ``count`` workers, once each has answered a request. With one shared
+    socket, whichever worker wakes first takes a connection, and one worker can take forty
+    in a row; so ask until ``count`` have answered (the caller bounds the time)."""
+    seen: set[str] = set()
+    while len(seen) < count:
+        seen |= await pids(fleet, 10)
+    return seen
+
+
 async def log_shows(fleet: Server, pattern: bytes) -> None:
     await fleet.read_log_until(re.compile(pattern))
 
@@ -89,7 +99,8 @@ async def fleet(**settings: str) -> AsyncIterator[Server]:
 async def test_two_workers_serve_and_sigterm_drains_them() -> None:
     async with fleet() as running:
         assert b"(2 workers)" in running.log
-        assert len(await pids(running, 40)) == 2  # both take connections
+        with trio.fail_after(20):
+            assert len(await serving_pids(running, 2)) == 2  # both take connections
         async with trio.open_nursery() as nursery:
             answer: list[str] = []
 
@@ -110,14 +121,13 @@ async def test_two_workers_serve_and_sigterm_drains_them() -> None:
 
 async def test_a_killed_worker_is_started_again() -> None:
     async with fleet() as running:
-        before = await pids(running, 40)
+        with trio.fail_after(20):
+            before = await serving_pids(running, 2)
         victim = int(sorted(before)[0])
         os.kill(victim, signal.SIGKILL)
         with trio.fail_after(15):
             await log_shows(running, rb"worker \d \(pid %d\) exited with status -9" % victim)
-            after: set[str] = set()
-            while len(after) < 2:  # until the replacement serves too
-                after = await pids(running, 20)
+            after = await serving_pids(running, 2)  # until the replacement serves too
         assert str(victim) not in after
         running.process.send_signal(signal.SIGINT)
         with trio.fail_after(15):
@@ -131,9 +141,7 @@ async def test_a_worker_whose_app_task_fails_exits_1_and_is_started_again() -> N
         with trio.fail_after(15):
             await log_shows(running, rb"RuntimeError: the nightly job failed")  # its traceback
             await log_shows(running, rb"worker \d \(pid %d\) exited with status 1\b" % victim)
-            after: set[str] = set()
-            while len(after) < 2:  # until the replacement serves too
-                after = await pids(running, 20)
+            after = await serving_pids(running, 2)  # until the replacement serves too
         assert str(victim) not in after
         assert b"startup failed" not in running.log
         running.process.send_signal(signal.SIGINT)
@@ -150,8 +158,8 @@ async def test_a_worker_that_cannot_start_again_is_retried_while_the_other_serve
     application can be imported again, the slot serves again."""
     broken = tmp_path / "broken"
     async with fleet(broken_while=str(broken), reuse_port=reuse_port) as running:
-        before = await pids(running, 40)
-        victim, survivor = sorted(before)
+        with trio.fail_after(20):
+            victim, survivor = sorted(await serving_pids(running, 2))
         broken.touch()
         os.kill(int(victim), signal.SIGKILL)
         failed = rb"worker \d \(pid \d+\) failed to start: running .*fleet_app\.py raised "
@@ -163,8 +171,7 @@ async def test_a_worker_that_cannot_start_again_is_retried_while_the_other_serve
         assert running.process.returncode is None
         broken.unlink()
         with trio.fail_after(30):
-            while len(await pids(running, 20)) < 2:  # until the slot serves again
-                pass
+            await serving_pids(running, 2)  # until the slot serves again
         running.process.send_signal(signal.SIGTERM)
         with trio.fail_after(15):
             assert await running.finish() == 0
@@ -184,7 +191,7 @@ async def test_a_stuck_worker_hands_its_accept_queue_to_a_new_one() -> None:
         # New connections, about half of them hashed to the stuck worker's socket: each is
         # answered well within the 30 s the heartbeat would take.
         with trio.fail_after(15):
-            assert len(await pids(running, 20)) == 2
+            assert len(await serving_pids(running, 2)) == 2
         running.process.send_signal(signal.SIGTERM)
         with trio.fail_after(30):
             assert await running.finish() == 0
@@ -193,7 +200,8 @@ async def test_a_stuck_worker_hands_its_accept_queue_to_a_new_one() -> None:
 @pytest.mark.parametrize("reuse_port", ["1", "0"], ids=["reuse-port", "shared-socket"])
 async def test_sighup_restarts_every_worker_without_refusing_a_connection(reuse_port: str) -> None:
     async with fleet(reuse_port=reuse_port) as running:
-        before = await pids(running, 40)
+        with trio.fail_after(20):
+            before = await serving_pids(running, 2)
         failures: list[BaseException] = []
         answered = Counter()
         stop = trio.Event()
@@ -217,8 +225,9 @@ async def test_sighup_restarts_every_worker_without_refusing_a_connection(reuse_
                 await answered.reach(answered.value + 10)  # and go on after it
             stop.set()
         assert failures == []
-        after = await pids(running, 40)
-        assert len(after) == 2 and not after & before  # every worker is new
+        with trio.fail_after(20):
+            after = await serving_pids(running, 2)
+        assert not after & before  # every worker is new
         assert answered.value > 20
         running.process.send_signal(signal.SIGTERM)
         with trio.fail_after(15):
@@ -245,8 +254,7 @@ async def test_a_worker_whose_loop_is_blocked_is_replaced() -> None:
         with trio.fail_after(15):
             await log_shows(running, rb"no heartbeat for 2 s \(its event loop is blocked\)")
             await log_shows(running, rb"stopped answering heartbeats and was killed")
-            while len(await pids(running, 20)) < 2:  # until the replacement serves
-                pass
+            await serving_pids(running, 2)  # until the replacement serves
         running.process.send_signal(signal.SIGTERM)
         with trio.fail_after(15):
             assert await running.finish() == 0
@@ -269,7 +277,7 @@ async def test_the_command_line_starts_a_fleet() -> None:
     with trio.fail_after(30):
         async with serving(*arguments) as running:
             assert SERVING.search(running.log)
-            assert len(await pids(running, 40)) == 2
+            assert len(await serving_pids(running, 2)) == 2
             running.process.send_signal(signal.SIGTERM)
             assert await running.finish() == 0
     assert b"Traceback" not in running.log
