@@ -1,7 +1,8 @@
 """The server's reading of a client's frames (``ServerMachine.receive_frames``: HEADERS frames
-that open a stream go to h2's handler directly) held to h2's own (``receive_data``): for any
-bytes, valid requests mixed with arbitrary frames and cut anywhere, the same events, the same
-output and the same errors."""
+that open a stream and DATA frames are read directly, ``http2_inbound``) held to h2's own
+(``receive_data``): for any bytes, valid requests mixed with arbitrary frames and cut
+anywhere, with the server ending responses in between, the same events, the same output, the
+same errors and the same state of the connection and of every stream."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import h2.connection
 import h2.exceptions
 import pytest
 from h2.errors import ErrorCodes
+from h2.stream import StreamState
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -37,8 +39,9 @@ _OTHER = st.sampled_from([("ping",), ("reset",), ("settings",), ("trailers",)])
 _OPS = st.lists(st.one_of(_REQUEST, _RAW, _OTHER), min_size=1, max_size=12)
 
 
-def client_bytes(ops: list[Any]) -> tuple[bytes, int]:
-    """The bytes a client sends for ``ops``, and the length of its preface and SETTINGS."""
+def client_bytes(ops: list[Any]) -> tuple[bytes, list[int]]:
+    """The bytes a client sends for ``ops``, and where its writes end (the first: its
+    preface and SETTINGS; a request's head and its body are two writes)."""
     client = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
     client.initiate_connection()
     out = [client.data_to_send()]
@@ -56,9 +59,13 @@ def client_bytes(ops: list[Any]) -> tuple[bytes, int]:
                     headers.append(("content-length", "5"))
                 weight = 32 if priority and not long else None  # (h2's client fails both)
                 client.send_headers(stream_id, headers, end_stream=get, priority_weight=weight)
-                if not get:
-                    client.send_data(stream_id, b"b" * min(size, 16384), end_stream=True)
                 opened.append(stream_id)
+                out.append(client.data_to_send())
+                if not get:
+                    body = b"b" * size
+                    client.send_data(stream_id, body[:16384], end_stream=size <= 16384)
+                    if size > 16384:
+                        client.send_data(stream_id, body[16384:], end_stream=True)
             elif op[0] == "raw":
                 _, kind, flags, stream_id, payload = op
                 size = len(payload)
@@ -75,30 +82,63 @@ def client_bytes(ops: list[Any]) -> tuple[bytes, int]:
         except h2.exceptions.ProtocolError:
             pass  # the client's own rules refused it: nothing sent
         out.append(client.data_to_send())
-    return b"".join(out), len(out[0])
+    return b"".join(out), list(itertools.accumulate(len(piece) for piece in out))
 
 
 def outcome(receive: Any, chunk: bytes, adapter: HTTP2Adapter) -> tuple[Any, ...]:
     try:
         events = [repr(event) for event in receive(chunk)]
     except h2.exceptions.ProtocolError as exc:
-        return ("error", type(exc), adapter._h2.data_to_send())
-    return ("ok", events, adapter._h2.data_to_send(), adapter._h2.highest_inbound_stream_id)
+        return ("error", type(exc), adapter._h2.data_to_send(), state(adapter))
+    return ("ok", events, adapter._h2.data_to_send(), state(adapter))
+
+
+def state(adapter: HTTP2Adapter) -> tuple[Any, ...]:
+    """What h2 keeps of the connection and of each stream, in values that compare."""
+    machine = adapter._h2
+    streams = {
+        stream_id: (
+            vars(stream.state_machine),
+            vars(stream._inbound_window_manager),
+            stream.outbound_flow_control_window,
+            stream.max_outbound_frame_size,
+            stream._expected_content_length,
+            stream._actual_content_length,
+        )
+        for stream_id, stream in machine.streams.items()
+    }
+    connection = (machine.state_machine.state, vars(machine._inbound_flow_control_window_manager))
+    return (connection, machine.highest_inbound_stream_id, streams, machine.malformed)
+
+
+def respond(adapter: HTTP2Adapter) -> None:
+    """The server ends a response on every stream whose request is still coming."""
+    for stream_id, stream in list(adapter._h2.streams.items()):
+        if stream.state_machine.state is StreamState.OPEN:
+            adapter._h2.send_headers(stream_id, [(b":status", b"200")], end_stream=True)
 
 
 @settings(max_examples=300, deadline=None)
-@given(_OPS, st.lists(st.integers(0, 60000), max_size=4))
-def test_a_clients_bytes_read_as_h2_reads_them(ops: list[Any], cuts: list[int]) -> None:
-    data, setup = client_bytes(ops)  # (the server reads what follows the preface itself)
-    points = sorted({0, setup, len(data), *(cut % (len(data) + 1) for cut in cuts)})
+@given(_OPS, st.lists(st.integers(0, 60000), max_size=8), st.lists(st.booleans(), max_size=8))
+def test_a_clients_bytes_read_as_h2_reads_them(
+    ops: list[Any], cuts: list[int], responses: list[bool]
+) -> None:
+    data, writes = client_bytes(ops)  # (the server reads what follows the preface itself)
+    anywhere = {cut % (len(data) + 1) for cut in cuts[::2]}
+    between = {writes[cut % len(writes)] for cut in cuts[1::2]}  # two writes of the client
+    points = sorted({0, writes[0], len(data), *anywhere, *between})
     ours, theirs = HTTP2Adapter(HTTP2Limits()), HTTP2Adapter(HTTP2Limits())
     assert ours._h2.data_to_send() == theirs._h2.data_to_send()
-    for start, end in itertools.pairwise(points):
+    answers = [*responses, *[False] * len(points)]
+    for (start, end), answer in zip(itertools.pairwise(points), answers, strict=False):
         chunk = data[start:end]
         mine = outcome(ours._h2.receive_frames, chunk, ours)
         assert mine == outcome(theirs._h2.receive_data, chunk, theirs)
         if mine[0] == "error":
             break
+        if answer is True:
+            respond(ours)
+            respond(theirs)
 
 
 def test_new_streams_skip_h2s_frame_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -139,4 +179,4 @@ def test_new_streams_skip_h2s_frame_buffer(monkeypatch: pytest.MonkeyPatch) -> N
     ],
 )
 def test_chosen_frames_read_as_h2_reads_them(ops: list[Any]) -> None:
-    test_a_clients_bytes_read_as_h2_reads_them.hypothesis.inner_test(ops, [])  # type: ignore[attr-defined]
+    test_a_clients_bytes_read_as_h2_reads_them.hypothesis.inner_test(ops, [], [])  # type: ignore[attr-defined]

@@ -8,6 +8,7 @@ Nothing here imports trio.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -19,11 +20,12 @@ import hpack
 from h2.errors import ErrorCodes
 from h2.stream import StreamState
 from hpack.table import HeaderTable
-from hyperframe.frame import DataFrame, Frame, HeadersFrame, RstStreamFrame
+from hyperframe.frame import Frame, RstStreamFrame
 
 from .http2_compact import CompactSettings, FrameDispatch, compact_table
 from .http2_encoder import FieldEncoder
 from .http2_frames import DATA, END_HEADERS, END_STREAM, FRAME_HEADER_SIZE, HEADERS
+from .http2_inbound import open_stream, receive_body
 
 __all__ = ["BoundedDecoder", "ServerMachine", "ServerSettings"]
 
@@ -120,14 +122,13 @@ class ServerMachine(h2.connection.H2Connection):
         self._next_walk = 0  # the table size at which open_inbound_streams walks it again
 
     def receive_frames(self, data: bytes | memoryview) -> list[Any]:
-        """``receive_data``, with a client's most common frames handed to h2's handler of
-        their type directly, without h2's frame buffer and frame dispatch (which parse each
-        frame into objects and format it for a trace log that is off): a HEADERS frame that
-        opens a stream in one frame (END_HEADERS, no padding, no priority) and a DATA frame
-        without padding on a stream the client may send on. Every other frame, and every
-        frame while h2's buffer holds anything (the preface, a partial frame, a header block
-        in CONTINUATION frames), goes through ``receive_data``, in order. Raises what
-        ``receive_data`` raises, after queuing the same GOAWAY."""
+        """``receive_data``, with a client's most common frames read directly
+        (``http2_inbound``), without h2's frame buffer, frame objects and dispatch: a HEADERS
+        frame that opens a stream in one frame (END_HEADERS, no padding, no priority) and a
+        DATA frame without padding on a stream the client may send on. Every other frame,
+        and every frame while h2's buffer holds anything (the preface, a partial frame, a
+        header block in CONTINUATION frames), goes through ``receive_data``, in order.
+        Raises what ``receive_data`` raises, after queuing the same GOAWAY."""
         buffer = self.incoming_buffer
         if buffer._data or buffer._preamble_len or buffer._headers_buffer:
             return self.receive_data(data)
@@ -146,55 +147,72 @@ class ServerMachine(h2.connection.H2Connection):
                 and simple
                 and end - position - FRAME_HEADER_SIZE <= self.max_inbound_frame_size
             ):
-                if start < position:  # what came before first: the state it leaves counts
-                    events += self.receive_data(view[start:position])
-                    start = position
                 stream_id = int.from_bytes(view[position + 5 : position + 9]) & 0x7FFFFFFF
-                frame = self._direct_frame(kind, flags, stream_id)
+                direct = self._direct(kind, stream_id)
             else:
-                frame = None
-            if frame is not None:
-                frame.data = view[position + FRAME_HEADER_SIZE : end].tobytes()
-                events += self._receive_direct(frame)
+                direct = None
+            if direct is not None and start < position:
+                # What came before first: the state it leaves counts, and may refuse it now.
+                events += self.receive_data(view[start:position])
+                start = position
+                direct = self._direct(kind, stream_id)
+            if direct is not None:
+                payload = view[position + FRAME_HEADER_SIZE : end].tobytes()
+                events += direct(stream_id, payload, bool(flags & END_STREAM))
                 start = end
             position = end
         if start < size:
             events += self.receive_data(view[start:])
         return events
 
-    def _direct_frame(
-        self, kind: int, flags: int, stream_id: int
-    ) -> HeadersFrame | DataFrame | None:
-        """An empty frame for ``receive_frames`` to hand over directly (a HEADERS or DATA
-        frame without padding or priority), or ``None`` when h2 must read it: a header
-        block is open, or the stream is not a new one (HEADERS) or one the client may send
-        on (DATA)."""
+    def _direct(self, kind: int, stream_id: int) -> Callable[[int, bytes, bool], list[Any]] | None:
+        """How ``receive_frames`` reads a HEADERS or DATA frame without padding or priority
+        directly, or ``None`` when h2 must read it: a HEADERS frame that does not open a new
+        stream (trailers, a stream id reused: h2's checks), a DATA frame on a stream closed,
+        unknown or that the client may no longer send on (h2's answers), and any frame while
+        a header block is open."""
         if self.incoming_buffer._headers_buffer:
             return None
         if kind == HEADERS:
             if not stream_id & 1 or stream_id <= self.highest_inbound_stream_id:
-                return None  # (trailers, or a stream id reused: h2's checks)
-            frame: HeadersFrame | DataFrame = HeadersFrame(stream_id)
-            frame.flags.add("END_HEADERS")
-        else:
-            stream = self.streams.get(stream_id)
-            if stream is None or stream.state_machine.state not in _RECEIVING:
-                return None  # (a stream closed or unknown: h2's answers)
-            frame = DataFrame(stream_id)
-        if flags & END_STREAM:
-            frame.flags.add("END_STREAM")
-        return frame
+                return None
+            return self._open_stream
+        stream = self.streams.get(stream_id)
+        if stream is None or stream.state_machine.state not in _RECEIVING:
+            return None
+        return self._receive_body
 
-    def _receive_direct(self, frame: Frame) -> list[Any]:
-        """A frame ``_direct_frame`` chose, as h2 receives it (those frames raise no error
-        h2's frame dispatch would turn into a reset)."""
+    def _open_stream(self, stream_id: int, block: bytes, end: bool) -> list[Any]:
+        return self._as_frame_dispatch(self._open_stream_or_reset, stream_id, block, end)
+
+    def _open_stream_or_reset(self, stream_id: int, block: bytes, end: bool) -> list[Any]:
+        """``open_stream``, its errors handled as ``_receive_headers_frame`` handles h2's."""
+        decoded = self._decoder.blocks
         try:
-            frames, events = self._frame_dispatch_table[type(frame)](frame)
+            return open_stream(self, stream_id, block, end)[1]
+        except h2.exceptions.ProtocolError as exc:
+            return self._head_failed(exc, stream_id, decoded)
+
+    def _receive_body(self, stream_id: int, data: bytes, end: bool) -> list[Any]:
+        return self._as_frame_dispatch(self._receive_body_or_reset, stream_id, data, end)
+
+    def _receive_body_or_reset(self, stream_id: int, data: bytes, end: bool) -> list[Any]:
+        """``receive_body``, its errors handled as ``_receive_data_frame`` handles h2's."""
+        try:
+            return receive_body(self, self.streams[stream_id], data, end)
+        except h2.exceptions.InvalidBodyLengthError:
+            return self._reset_malformed(stream_id, len(data))[1]
+
+    def _as_frame_dispatch(
+        self, read: Callable[[int, bytes, bool], list[Any]], stream_id: int, data: bytes, end: bool
+    ) -> list[Any]:
+        """A frame read directly, a connection error ending the connection as h2's frame
+        dispatch ends it (those frames raise no error it would turn into a reset)."""
+        try:
+            return read(stream_id, data, end)
         except h2.exceptions.ProtocolError as exc:
             self._terminate_connection(exc.error_code)
             raise
-        self._prepare_for_sending(frames)
-        return list(events)
 
     @property
     def open_inbound_streams(self) -> int:
@@ -232,11 +250,19 @@ class ServerMachine(h2.connection.H2Connection):
         except (h2.exceptions.NoSuchStreamError, h2.exceptions.StreamIDTooLowError):
             raise
         except h2.exceptions.ProtocolError as exc:
-            if self._decoder.blocks == decoded or not self._is_open(frame.stream_id):
-                if type(exc) is h2.exceptions.ProtocolError and exc.__cause__ is not None:
-                    exc.error_code = ErrorCodes.COMPRESSION_ERROR  # undecodable (9113 4.3)
-                raise  # HPACK failed, or not a stream we can reset: the connection's error
-            return self._reset_malformed(frame.stream_id, 0)
+            return [], self._head_failed(exc, frame.stream_id, decoded)
+
+    def _head_failed(
+        self, exc: h2.exceptions.ProtocolError, stream_id: int, decoded: int
+    ) -> list[Any]:
+        """A head's error: the connection's when HPACK failed (the decoder had decoded
+        ``decoded`` blocks before it) or the stream cannot be reset (raised again, as a
+        COMPRESSION_ERROR for an undecodable block); else its stream's (reset)."""
+        if self._decoder.blocks == decoded or not self._is_open(stream_id):
+            if type(exc) is h2.exceptions.ProtocolError and exc.__cause__ is not None:
+                exc.error_code = ErrorCodes.COMPRESSION_ERROR  # undecodable (9113 4.3)
+            raise exc
+        return self._reset_malformed(stream_id, 0)[1]
 
     def _receive_data_frame(self, frame: Any) -> Any:
         try:
