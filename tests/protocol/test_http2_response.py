@@ -40,8 +40,7 @@ def _state(adapter: HTTP2Adapter) -> Any:
     machine = adapter._h2
     streams = {
         stream_id: (
-            stream.state_machine.state,
-            stream.state_machine.headers_sent,
+            vars(stream.state_machine),
             stream.outbound_flow_control_window,
             stream.request_method,
         )

@@ -8,9 +8,10 @@ a final status and a body the windows and the frame size take at once, the outco
 the connection's state machine takes SEND_HEADERS, the stream's SEND_HEADERS (then SEND_DATA)
 and SEND_END_STREAM, both send windows shrink by the body's length, and a HEADERS frame (with
 CONTINUATION frames for a block larger than a frame) and a DATA frame go out.
-``queue_response`` makes exactly those changes through h2's own state machines, so that every
-error h2 raises for a stream that is gone or a connection that is closed is raised here too,
-before anything is encoded or queued, and writes the frames itself; any other response is
+``queue_response`` makes exactly those changes on h2's own objects (a stream that received its
+request's head directly, any other through h2's state machines, so that every error h2 raises
+for a stream that is gone or a connection that is closed is raised here too, before anything
+is encoded or queued), and writes the frames itself; any other response is
 left to h2 (``None``). ``tests/protocol/test_http2_response.py`` holds it to h2's path byte
 for byte and state for state. Nothing here imports trio.
 """
@@ -20,8 +21,8 @@ from __future__ import annotations
 import struct
 
 import h2.connection
-from h2.connection import ConnectionInputs
-from h2.stream import StreamInputs
+from h2.connection import ConnectionInputs, ConnectionState
+from h2.stream import H2Stream, StreamClosedBy, StreamInputs, StreamState
 
 from .._http.headers import Header
 
@@ -30,6 +31,9 @@ __all__ = ["queue_response"]
 _FRAME_HEADER = struct.Struct(">HBBBL")  # 24-bit length (16 + 8), type, flags, stream id
 _DATA, _HEADERS, _CONTINUATION = 0x0, 0x1, 0x9
 _END_STREAM, _END_HEADERS = 0x1, 0x4
+_SERVER_OPEN = ConnectionState.SERVER_OPEN
+_OPEN, _HALF_CLOSED_LOCAL = StreamState.OPEN, StreamState.HALF_CLOSED_LOCAL
+_HALF_CLOSED_REMOTE, _CLOSED = StreamState.HALF_CLOSED_REMOTE, StreamState.CLOSED
 
 
 def queue_response(
@@ -55,19 +59,39 @@ def queue_response(
         return None
     if size > machine.outbound_flow_control_window or size > stream.outbound_flow_control_window:
         return None
-    stream_states = stream.state_machine
-    machine.state_machine.process_input(ConnectionInputs.SEND_HEADERS)
-    stream_states.process_input(StreamInputs.SEND_HEADERS)
+    _send_head_and_end(machine, stream, body=bool(body))
     head = _head(machine.encoder.encode(fields), stream_id, frame_size, end=not body)
     if not body:
-        stream_states.process_input(StreamInputs.SEND_END_STREAM)
         return head
-    # (the connection's SEND_DATA is a step from OPEN to OPEN once SEND_HEADERS was taken)
-    stream_states.process_input(StreamInputs.SEND_DATA)
-    stream_states.process_input(StreamInputs.SEND_END_STREAM)
     stream.outbound_flow_control_window -= size
     machine.outbound_flow_control_window -= size
     return head + _header(size, _DATA, _END_STREAM, stream_id) + body
+
+
+def _send_head_and_end(
+    machine: h2.connection.H2Connection, stream: H2Stream, *, body: bool
+) -> None:
+    """The state changes of a response's head, its body if any, and its end: the
+    connection takes SEND_HEADERS (then SEND_DATA, a step from SERVER_OPEN to itself), the
+    stream SEND_HEADERS, SEND_DATA (with a body) and SEND_END_STREAM. A server's stream that has received
+    its request's head (OPEN, or HALF_CLOSED_REMOTE once the request ended) takes them
+    without h2's table of transitions; any other goes through it, which raises h2's error."""
+    connection = machine.state_machine
+    if connection.state is not _SERVER_OPEN:
+        connection.process_input(ConnectionInputs.SEND_HEADERS)
+    states = stream.state_machine
+    if states.client is False and states.state is _HALF_CLOSED_REMOTE:
+        states.headers_sent = True
+        states.state = _CLOSED
+        states.stream_closed_by = StreamClosedBy.SEND_END_STREAM
+    elif states.client is False and states.state is _OPEN:
+        states.headers_sent = True
+        states.state = _HALF_CLOSED_LOCAL
+    else:
+        states.process_input(StreamInputs.SEND_HEADERS)
+        if body:
+            states.process_input(StreamInputs.SEND_DATA)
+        states.process_input(StreamInputs.SEND_END_STREAM)
 
 
 def _head(block: bytes, stream_id: int, frame_size: int, *, end: bool) -> bytes:
