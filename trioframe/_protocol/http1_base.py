@@ -21,6 +21,7 @@ import attrs
 
 from .chunked import ChunkedFraming
 from .errors import ProtocolError
+from .finalize import body_allowed, final_headers
 from .head import HeadLimits, HeadScanner, absolute_form_authority, check_head, check_host
 from .request_head import RequestHead
 
@@ -188,6 +189,22 @@ class BaseHTTP1Adapter(abc.ABC):
         connection belongs to another protocol (:attr:`can_reuse` is false) and the bytes
         received past the request are in :meth:`take_buffered`. Raises ``ProtocolError``
         (400) when the request did not propose an upgrade or still has a body to read."""
+
+    def send_whole(
+        self,
+        method: bytes,
+        status: int,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        date: bytes,
+    ) -> bytes:
+        """A whole response to a ``method`` request: ``headers`` as the application set them,
+        finalised here (``finalize.final_headers``, with ``date``), then ``body`` (left out
+        where the response has none) and the body's end. Raises like the three steps."""
+        data = self.send_head(status, final_headers(headers, status, len(body), date))
+        if body and body_allowed(method, status):
+            data += self.send_data(body)
+        return data + self.send_end()
 
     @abc.abstractmethod
     def send_data(self, data: bytes) -> bytes:

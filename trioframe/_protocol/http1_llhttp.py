@@ -168,6 +168,19 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         self._expect_continue = False
         return self._writer.head(status, headers)
 
+    def send_whole(
+        self,
+        method: bytes,
+        status: int,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        date: bytes,
+    ) -> bytes:
+        """A whole response (see ``BaseHTTP1Adapter.send_whole``), its head cached
+        (``ResponseWriter.whole``: the writer knows the request's method already)."""
+        self._expect_continue = False
+        return self._writer.whole(status, headers, body, date)
+
     def send_switch(self, headers: list[tuple[bytes, bytes]]) -> bytes:
         """``101 Switching Protocols``; ``ProtocolError`` (400) when the request did not
         propose an upgrade or still has a body to read."""

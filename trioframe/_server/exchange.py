@@ -28,7 +28,7 @@ import abc
 import enum
 import math
 from contextlib import aclosing
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -45,7 +45,7 @@ from .._request import BodyReader, Request
 from .clock import http_date
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterable
+    from collections.abc import AsyncIterable, Coroutine
 
     from .._http.tls import TLSInfo
     from .._protocol.request_head import RequestHead
@@ -135,6 +135,20 @@ class Exchange(abc.ABC):
         """Write a whole response: head, ``body`` and its end; the exchange's outcome. Raises
         ``UnsendableResponse`` (nothing written) when the protocol cannot carry it,
         ``ExchangeGone`` when the peer went away."""
+
+    def send_whole(
+        self, status: int, headers: list[Header], body: bytes
+    ) -> Coroutine[Any, Any, Outcome]:
+        """Write a whole response as the app made it: ``headers`` finalised here
+        (``final_headers``: Date, Content-Length) and ``body`` left out where the response
+        has none, then as ``send_response``. (Not a coroutine itself: the one
+        ``send_response`` makes is awaited, a frame fewer; a protocol may override it with
+        one that finalises the response itself.)"""
+        return self.send_response(
+            status,
+            final_headers(headers, status, len(body), http_date()),
+            body if body_allowed(self.head.method, status) else b"",
+        )
 
     @abc.abstractmethod
     async def send_head(self, status: int, headers: list[Header]) -> None:
@@ -268,12 +282,7 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> Outcome:
         try:
             upgrade = type(response.body_stream) is Upgrade and response.status == 101
             if response.body_stream is None and not upgrade:
-                # The common case, inline (``_send_whole``: one coroutine frame less on every
-                # request's writes).
-                status = response.status
-                headers = final_headers(response.headers, status, len(response.body), http_date())
-                body = response.body if body_allowed(exchange.head.method, status) else b""
-                return await exchange.send_response(status, headers, body)
+                return await exchange.send_whole(response.status, response.headers, response.body)
             return await _respond(exchange, response, request, state)
         except ExchangeGone:
             return PEER_GONE
@@ -322,7 +331,7 @@ async def _respond(
     if type(stream) is FileSource:
         response = await resolve_file(response, request)
         if response.body_stream is None:  # 304, 412, 416, 404: a bytes body
-            return await _send_whole(exchange, response)
+            return await exchange.send_whole(response.status, response.headers, response.body)
     stream = response.body_stream
     assert stream is not None  # serve_exchange writes bytes bodies itself
     status = response.status
@@ -342,15 +351,6 @@ async def _respond(
         except UnsendableResponse:  # fewer bytes than the handler's Content-Length
             state.log.exception("streamed response body ended early; ending the exchange")
             return exchange.abort()
-
-
-async def _send_whole(exchange: Exchange, response: Response) -> Outcome:
-    """Finalise a response with a ``bytes`` body and write it whole (``serve_exchange`` does
-    the same inline for the common case)."""
-    status = response.status
-    headers = final_headers(response.headers, status, len(response.body), http_date())
-    body = response.body if body_allowed(exchange.head.method, status) else b""
-    return await exchange.send_response(status, headers, body)
 
 
 async def _send_stream(
