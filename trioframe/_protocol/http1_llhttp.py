@@ -13,7 +13,9 @@ It has the interface of ``http1.HTTP1Adapter`` and is held to exactly its strict
   sends, so the fast path never pays for h11;
 - the body is framed by what both adapters share (a Content-Length counted down, a chunked
   body decoded from ``chunked.ChunkedFraming``'s strict walk), never by llhttp;
-- the response side follows h11's rules (``http1_writer.ResponseWriter``).
+- the response side follows h11's rules (``http1_writer.ResponseWriter``);
+- a head whose very bytes were read before, with the same limits and without fault, is read
+  as it was then (``_KNOWN_HEADS``): neither checked nor parsed again.
 
 ``tests/fuzz/test_parser_differential.py`` holds the two adapters to the same statuses,
 connection outcomes and handler calls.
@@ -24,10 +26,11 @@ from __future__ import annotations
 import httptools
 
 from .errors import ProtocolError, UnsendableResponse
-from .head import HeadLimits
+from .head import HeadLimits, check_head
 from .http1 import parse_with_h11
 from .http1_base import END_OF_BODY, NEED_DATA, PAUSED, BaseHTTP1Adapter, BodyChunk, Event
 from .http1_writer import ResponseWriter
+from .request_head import RequestHead
 
 __all__ = ["LLHTTPAdapter"]
 
@@ -58,6 +61,19 @@ class _HeadReader:
 _IDLE_READERS: list[_HeadReader] = []
 
 
+#: A head already read (with these limits), what it was read as: the request (whose list of
+#: fields is not handed out again), its fields, the keep-alive and upgrade facts.
+_KnownHead = tuple[HeadLimits, RequestHead, tuple[tuple[bytes, bytes], ...], bool, bool]
+#: The heads read on the fast path (no refusal, nothing for h11 to judge), by their bytes: a
+#: client sends the same head again and again (its next request on the connection, the same
+#: request on another), and a head seen before is not checked and parsed again. Heads of
+#: at most ``_MAX_KNOWN_HEAD_SIZE`` bytes; the cache starts over when full.
+_KNOWN_HEADS: dict[bytes, _KnownHead] = {}
+_MAX_KNOWN_HEADS = 512
+_MAX_KNOWN_HEAD_SIZE = 2048
+_new_tuple = tuple.__new__
+
+
 class LLHTTPAdapter(BaseHTTP1Adapter):
     """One HTTP/1.1 connection's protocol state on llhttp, without I/O; the interface of
     ``HTTP1Adapter``."""
@@ -78,9 +94,15 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
             return self._next_body_event()
         if self._head is not None:
             return PAUSED
-        head = self._cut_head()
+        head = self._find_head()
         if not isinstance(head, bytes):  # NEED_DATA or CLOSED
             return head
+        known = _KNOWN_HEADS.get(head)
+        if known is not None and known[0] is self.limits:
+            del self._buffer[: len(head)]
+            return self._known_request(known)
+        self._request_line = check_head(head, self.limits)
+        del self._buffer[: len(head)]
         method, target, version = self._request_line
         try:  # (not a look then a pop: another thread may take the last between the two)
             reader = _IDLE_READERS.pop()
@@ -110,6 +132,26 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         if self._unusual:
             return self._judged_by_h11(head)
         self._writer.start(method, request.version == "1.0", self._keep_alive)
+        self._expect_continue = request.expects_continue
+        if len(head) <= _MAX_KNOWN_HEAD_SIZE:
+            if len(_KNOWN_HEADS) >= _MAX_KNOWN_HEADS:
+                _KNOWN_HEADS.clear()
+            _KNOWN_HEADS[head] = (
+                self.limits,
+                request,
+                tuple(request.headers),
+                self._keep_alive,
+                self._upgrade_proposed,
+            )
+        return request
+
+    def _known_request(self, known: _KnownHead) -> RequestHead:
+        """The request of a head read before (``_KNOWN_HEADS``): what it was read as, with
+        a list of fields of its own."""
+        _, first, fields, keep_alive, upgrade = known
+        request: RequestHead = _new_tuple(RequestHead, (*first[:3], list(fields), *first[4:]))
+        self._enter(request, keep_alive, upgrade, False)
+        self._writer.start(request.method, request.version == "1.0", keep_alive)
         self._expect_continue = request.expects_continue
         return request
 
