@@ -61,9 +61,10 @@ class _HeadReader:
 _IDLE_READERS: list[_HeadReader] = []
 
 
-#: A head already read (with these limits), what it was read as: the request (whose list of
-#: fields is not handed out again), its fields, the keep-alive and upgrade facts.
-_KnownHead = tuple[HeadLimits, RequestHead, tuple[tuple[bytes, bytes], ...], bool, bool]
+#: A head already read (with these limits), what it was read as: the request (immutable, its
+#: fields a tuple: the same value serves every request of this head), the keep-alive and
+#: upgrade facts, and whether it is HTTP/1.0.
+_KnownHead = tuple[HeadLimits, RequestHead, bool, bool, bool]
 #: The heads read on the fast path (no refusal, nothing for h11 to judge), by their bytes: a
 #: client sends the same head again and again (its next request on the connection, the same
 #: request on another), and a head seen before is not checked and parsed again. Heads of
@@ -71,7 +72,6 @@ _KnownHead = tuple[HeadLimits, RequestHead, tuple[tuple[bytes, bytes], ...], boo
 _KNOWN_HEADS: dict[bytes, _KnownHead] = {}
 _MAX_KNOWN_HEADS = 512
 _MAX_KNOWN_HEAD_SIZE = 2048
-_new_tuple = tuple.__new__
 
 
 class LLHTTPAdapter(BaseHTTP1Adapter):
@@ -100,7 +100,11 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         known = _KNOWN_HEADS.get(head)
         if known is not None and known[0] is self.limits:
             del self._buffer[: len(head)]
-            return self._known_request(known)
+            _, request, keep_alive, upgrade, http10 = known
+            self._enter(request, keep_alive, upgrade, False)
+            self._writer.start(request.method, http10, keep_alive)
+            self._expect_continue = request.expects_continue
+            return request
         self._request_line = check_head(head, self.limits)
         del self._buffer[: len(head)]
         method, target, version = self._request_line
@@ -131,28 +135,16 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         _IDLE_READERS.append(reader)
         if self._unusual:
             return self._judged_by_h11(head)
-        self._writer.start(method, request.version == "1.0", self._keep_alive)
+        http10 = request.version == "1.0"
+        self._writer.start(method, http10, self._keep_alive)
         self._expect_continue = request.expects_continue
         if len(head) <= _MAX_KNOWN_HEAD_SIZE:
             if len(_KNOWN_HEADS) >= _MAX_KNOWN_HEADS:
                 _KNOWN_HEADS.clear()
-            _KNOWN_HEADS[head] = (
-                self.limits,
-                request,
-                tuple(request.headers),
-                self._keep_alive,
-                self._upgrade_proposed,
-            )
-        return request
-
-    def _known_request(self, known: _KnownHead) -> RequestHead:
-        """The request of a head read before (``_KNOWN_HEADS``): what it was read as, with
-        a list of fields of its own."""
-        _, first, fields, keep_alive, upgrade = known
-        request: RequestHead = _new_tuple(RequestHead, (*first[:3], list(fields), *first[4:]))
-        self._enter(request, keep_alive, upgrade, False)
-        self._writer.start(request.method, request.version == "1.0", keep_alive)
-        self._expect_continue = request.expects_continue
+            # With a tuple of fields: the one value handed to every request of this head.
+            request = self._head = request._replace(headers=tuple(request.headers))
+            keep_alive, upgrade = self._keep_alive, self._upgrade_proposed
+            _KNOWN_HEADS[head] = (self.limits, request, keep_alive, upgrade, http10)
         return request
 
     def _judged_by_h11(self, head: bytes) -> Event:
@@ -168,16 +160,17 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         longer waits for ``100 Continue``."""
         buffer = self._buffer
         if self._chunked is None:
-            size = min(self._body_left, len(buffer))
+            left = self._body_left
+            if not left:  # (a body-less request's end comes here first)
+                self.in_body = self._expect_continue = False
+                return END_OF_BODY
+            size = min(left, len(buffer))
             if size:
-                self._body_left -= size
+                self._body_left = left - size
                 data = bytes(buffer[:size])
                 del buffer[:size]
                 self._expect_continue = False
                 return BodyChunk(data)
-            if not self._body_left:
-                self.in_body = self._expect_continue = False
-                return END_OF_BODY
         else:
             pieces: list[tuple[int, int]] = []
             size = self._chunked.check(buffer, pieces)
