@@ -260,7 +260,8 @@ class BaseHTTP1Adapter(abc.ABC):
                     raise ProtocolError(400, "connection closed inside a request head")
                 return CLOSED
             return NEED_DATA
-        return bytes(buffer[:size])
+        # (the whole buffer, most often: one copy, not a slice and a copy)
+        return bytes(buffer) if size == len(buffer) else bytes(buffer[:size])
 
     def _start_request(
         self, method: bytes, target: bytes, http10: bool, fields: list[tuple[bytes, bytes]]
