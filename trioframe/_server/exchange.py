@@ -28,7 +28,7 @@ import abc
 import enum
 import math
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -45,7 +45,7 @@ from .._request import BodyReader, Request
 from .clock import http_date
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterable, Coroutine
+    from collections.abc import AsyncIterable
 
     from .._http.tls import TLSInfo
     from .._protocol.request_head import RequestHead
@@ -131,29 +131,17 @@ class Exchange(abc.ABC):
         return None
 
     @abc.abstractmethod
-    async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
-        """Write a whole response: head, ``body`` and its end; the exchange's outcome. Raises
-        ``UnsendableResponse`` (nothing written) when the protocol cannot carry it,
-        ``ExchangeGone`` when the peer went away."""
-
-    def send_whole(
-        self, status: int, headers: list[Header], body: bytes
-    ) -> Coroutine[Any, Any, Outcome]:
-        """Write a whole response as the app made it: ``headers`` finalised here
-        (``final_headers``: Date, Content-Length) and ``body`` left out where the response
-        has none, then as ``send_response``. (Not a coroutine itself: the one
-        ``send_response`` makes is awaited, a frame fewer; a protocol may override it with
-        one that finalises the response itself.)"""
-        return self.send_response(
-            status,
-            final_headers(headers, status, len(body), http_date()),
-            body if body_allowed(self.head.method, status) else b"",
-        )
+    async def send_whole(self, status: int, headers: list[Header], body: bytes) -> Outcome:
+        """Write a whole response as the app made it: the protocol finalises ``headers``
+        (``final_headers``: Date, Content-Length) and leaves ``body`` out where the response
+        has none (``body_allowed``); head, body and end go out together. The exchange's
+        outcome. Raises ``UnsendableResponse`` (nothing written) when the protocol cannot
+        carry it, ``ExchangeGone`` when the peer went away."""
 
     @abc.abstractmethod
     async def send_head(self, status: int, headers: list[Header]) -> None:
         """Write the head of a response whose body follows with ``send_data``/``send_end``.
-        Raises like ``send_response``."""
+        Raises like ``send_whole``."""
 
     @abc.abstractmethod
     async def send_data(self, data: bytes) -> None:

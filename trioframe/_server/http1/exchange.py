@@ -149,18 +149,6 @@ class HTTP1Exchange(Exchange):
         return body
 
     # -- the response -----------------------------------------------------------------------------
-    async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
-        """(``serve_exchange`` writes through ``send_whole``.)"""
-        adapter = self.connection.adapter
-        data = adapter.send_head(status, self._closing(headers))
-        if body:
-            data += adapter.send_data(body)
-        data += adapter.send_end()
-        self.connection.reader.reading_ahead = False  # answered: a disconnect cancels nothing
-        self.response_started = True
-        await self._write(data)
-        return self._ending
-
     async def send_whole(self, status: int, headers: list[Header], body: bytes) -> Outcome:
         """The adapter finalises the response (the llhttp adapter's writer caches its
         head)."""
