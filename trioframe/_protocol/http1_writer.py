@@ -235,7 +235,7 @@ class ResponseWriter:
         has none. The head of a response that keeps the connection, has a body and fields
         that frame nothing is encoded once and taken from a cache after that; any other
         response goes the general way. Raises like :meth:`head`."""
-        if self._keep_alive and not self._started and self._method != b"HEAD":
+        if self._keep_alive and not (self._started or self._failed) and self._method != b"HEAD":
             key = (status, *headers)
             prefix = _HEADS.get(key)
             if prefix is not None:

@@ -6,9 +6,10 @@ A served connection (``http1/``, ``http2/``) parses a request head and hands the
 response. ``serve_exchange`` does the rest, identically for every protocol: it routes the
 request first (``App.route``), builds the ``Request`` once from the head, the trusted proxies'
 decision and the match (its ``BodyReader`` enforces the route's body limit: the one place a
-413 for a body that is too large comes from), runs the route's chain, finalises the response purely
-(``_protocol/finalize.py``: Date, Content-Length, no body for HEAD/1xx/204/304) and writes it,
-or switches protocols for an accepted WebSocket upgrade. It returns how the exchange ended (an
+413 for a body that is too large comes from), runs the route's chain, has the response finalised purely
+(``_protocol/finalize.py``: Date, Content-Length, no body for HEAD/1xx/204/304; a whole
+response by the exchange itself, ``send_whole``, which may cache its encoded head) and
+written, or switches protocols for an accepted WebSocket upgrade. It returns how the exchange ended (an
 ``Outcome``): the exchange never changes its connection's state, the connection decides from
 the outcome what follows.
 
