@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ._body import FileSource
-from ._chain import Middleware, Next, compose
+from ._chain import Middleware, Next, answer_failure, compose, wrap
 from ._describe import RouteInfo, route_info
 from ._errors import ConfigurationError, Error
 from ._extract import HandlerPlan, build_plan
@@ -263,12 +263,20 @@ class _Freezer:
         status = meta.status if meta is not None and meta.status is not None else 200
 
         async def call(request: Request) -> Response:
-            return await _call(plan, status, request)
+            # (the chain's innermost layer too: ``wrap`` below)
+            try:
+                request.body_reader.refuse_declared_excess()  # middleware sees the 413
+                response = to_response(await plan.call(request), status)
+                if type(response.body_stream) is FileSource:  # opened now: middleware sees it
+                    return await resolve_file(response, request)
+                return response
+            except Exception as error:
+                return answer_failure(error, request)
 
         async def upgrade(request: Request) -> Response:
             return await _accept_upgrade(plan, endpoint.subprotocols, policy.websocket, request)
 
-        run = compose(middlewares, upgrade if websocket else call)
+        run = compose(middlewares, upgrade) if websocket else wrap(middlewares, call)
         route = endpoint.pattern if endpoint.method is not None else None  # (a fallback)
         limit, setting = policy.max_body_size, "max_body_size"
         if plan.multipart is not None:
@@ -300,14 +308,6 @@ def _middlewares(routers: tuple[Owner, ...]) -> tuple[Middleware, ...]:
         if not callable(middleware):
             raise ConfigurationError(f"middleware {middleware!r} is not callable")
     return middlewares
-
-
-async def _call(plan: HandlerPlan, status: int, request: Request) -> Response:
-    request.body_reader.refuse_declared_excess()  # middleware sees the 413
-    response = to_response(await plan.call(request), status)
-    if type(response.body_stream) is FileSource:  # opened now: middleware sees the answer
-        return await resolve_file(response, request)
-    return response
 
 
 async def _accept_upgrade(

@@ -18,6 +18,7 @@ from trioframe._http.tls import TLSInfo
 from trioframe._multipart.decoder import MultipartConfig
 from trioframe._multipart.form import Multipart
 from trioframe._protocol.errors import UnsendableResponse
+from trioframe._protocol.finalize import body_allowed, final_headers
 from trioframe._protocol.request_head import RequestHead
 from trioframe._request import BodyReader
 from trioframe._routing.results import Found
@@ -53,8 +54,11 @@ class FakeExchange(Exchange):
     async def receive_body(self) -> bytes:
         return self._body.pop(0) if self._body else b""
 
-    async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
-        self._record("response", status, dict(headers), body)  # refuses before writing
+    async def send_whole(self, status: int, headers: list[Header], body: bytes) -> Outcome:
+        # Finalised as every protocol finalises a whole response; refused before writing.
+        final = final_headers(headers, status, len(body), b"Sun, 06 Nov 1994 08:49:37 GMT")
+        sent = body if body_allowed(self.head.method, status) else b""
+        self._record("response", status, dict(final), sent)
         self.response_started = True
         return Outcome.KEEP_ALIVE
 
@@ -278,7 +282,7 @@ async def test_answer_cancelled_answers_or_ends(
 class GoneExchange(FakeExchange):
     """The peer goes away under the first write of the response."""
 
-    async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
+    async def send_whole(self, status: int, headers: list[Header], body: bytes) -> Outcome:
         self._record("response", status, dict(headers), body)
         raise ExchangeGone
 
@@ -286,7 +290,7 @@ class GoneExchange(FakeExchange):
 @pytest.mark.parametrize(
     ("exchange", "outcome"),
     [
-        (FakeExchange(b"GET", b"/"), Outcome.KEEP_ALIVE),  # what send_response said
+        (FakeExchange(b"GET", b"/"), Outcome.KEEP_ALIVE),  # what send_whole said
         (FakeExchange(b"GET", b"/stream"), Outcome.KEEP_ALIVE),  # what send_end said
         (FakeExchange(b"GET", b"/missing-body", [b"x"]), Outcome.KEEP_ALIVE),  # a 404
         (GoneExchange(b"GET", b"/"), Outcome.PEER_GONE),

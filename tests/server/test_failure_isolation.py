@@ -18,9 +18,9 @@ import trio
 
 from trioframe import Json, Response, Router, WebSocketConnection
 from trioframe._app import App
-from trioframe._server import exchange as exchange_module
 from trioframe._server import state as state_module
 from trioframe._server.http1 import connection as http1_module
+from trioframe._server.http1 import exchange as http1_exchange_module
 from trioframe._server.http1.reader import StreamReader
 from trioframe._server.transport import Transport
 from trioframe._server.websocket import ServerSession
@@ -137,12 +137,12 @@ STAGES: list[tuple[str, Any, str, Callable[[str], Any]]] = [
     ("read", Transport, "receive_now", plain_get),
     ("parse", ADAPTER, "next_event", plain_get),
     ("app", App, "route", plain_get),
-    ("serialise", ADAPTER, "send_head", plain_get),
+    ("serialise", ADAPTER, "send_whole", plain_get),
     ("body", ADAPTER, "_next_body_event", post_chunked_body),
     ("whole body", ADAPTER, "take_whole_body", post_body),
     ("watcher", StreamReader, "watch", get_from_a_handler_that_blocks),
     ("linger", http1_module, "linger_close", raw_post_until_closed),
-    ("date", exchange_module, "http_date", plain_get),
+    ("date", http1_exchange_module, "http_date", plain_get),
     ("websocket", ServerSession, "serve", websocket),
 ]
 
@@ -162,7 +162,7 @@ async def test_a_failure_at_each_stage_ends_only_that_connection(
     if owner == ADAPTER:
         owner = adapter
     if stage == "linger":  # lingering happens after an error answer: make one
-        fail_once(monkeypatch, adapter, "send_head")
+        fail_once(monkeypatch, adapter, "send_whole")
     calls = fail_once(monkeypatch, owner, name)
     with trio.fail_after(10):
         async with serving(ROUTER) as served:

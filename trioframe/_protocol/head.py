@@ -105,9 +105,10 @@ class HeadScanner:
         or 0 while it is incomplete. A complete head is not checked here (``check_head`` does
         that); bytes after it are not looked at. Raises ``ProtocolError``."""
         start = self._scanned
-        end = buffer.find(_HEAD_END, max(start - 3, 0))
+        end = buffer.find(_HEAD_END, start - 3 if start > 3 else 0)
         if end != -1:
-            self.restart()
+            self._scanned = 0  # (``restart``, inline: once per head)
+            self._line_ended = False
             return end + 4
         limits = self.limits
         size = len(buffer)

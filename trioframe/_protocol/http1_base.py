@@ -21,6 +21,7 @@ import attrs
 
 from .chunked import ChunkedFraming
 from .errors import ProtocolError
+from .finalize import body_allowed, final_headers
 from .head import HeadLimits, HeadScanner, absolute_form_authority, check_head, check_host
 from .request_head import RequestHead
 
@@ -189,6 +190,22 @@ class BaseHTTP1Adapter(abc.ABC):
         received past the request are in :meth:`take_buffered`. Raises ``ProtocolError``
         (400) when the request did not propose an upgrade or still has a body to read."""
 
+    def send_whole(
+        self,
+        method: bytes,
+        status: int,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        date: bytes,
+    ) -> bytes:
+        """A whole response to a ``method`` request: ``headers`` as the application set them,
+        finalised here (``finalize.final_headers``, with ``date``), then ``body`` (left out
+        where the response has none) and the body's end. Raises like the three steps."""
+        data = self.send_head(status, final_headers(headers, status, len(body), date))
+        if body and body_allowed(method, status):
+            data += self.send_data(body)
+        return data + self.send_end()
+
     @abc.abstractmethod
     def send_data(self, data: bytes) -> bytes:
         """Framing for one piece of response body (chunked or plain, as the head decided).
@@ -217,6 +234,16 @@ class BaseHTTP1Adapter(abc.ABC):
         """The next complete, checked request head (removed from the buffer; its request
         line's method, target and version in ``_request_line``), or ``NEED_DATA``, or
         ``CLOSED`` when the peer closed between requests. Raises ``ProtocolError``."""
+        head = self._find_head()
+        if type(head) is bytes:
+            self._request_line = check_head(head, self.limits)
+            del self._buffer[: len(head)]
+        return head
+
+    def _find_head(self) -> bytes | _Sentinel:
+        """The next complete request head, not checked yet (nor removed from the buffer), or
+        ``NEED_DATA``, or ``CLOSED`` when the peer closed between requests. Raises
+        ``ProtocolError`` for what ``HeadScanner`` refuses."""
         buffer = self._buffer
         first = buffer[0] if buffer else -1  # (an index: cheaper than two startswith calls)
         if first == 13:  # CR
@@ -233,10 +260,8 @@ class BaseHTTP1Adapter(abc.ABC):
                     raise ProtocolError(400, "connection closed inside a request head")
                 return CLOSED
             return NEED_DATA
-        head = bytes(buffer[:size])
-        self._request_line = check_head(head, self.limits)
-        del buffer[:size]
-        return head
+        # (the whole buffer, most often: one copy, not a slice and a copy)
+        return bytes(buffer) if size == len(buffer) else bytes(buffer[:size])
 
     def _start_request(
         self, method: bytes, target: bytes, http10: bool, fields: list[tuple[bytes, bytes]]
@@ -283,7 +308,7 @@ class BaseHTTP1Adapter(abc.ABC):
         bodyless = not (content_length or chunked)
         # The tuple made directly: calling the named tuple class runs its Python ``__new__``
         # through the type's slot, twice the cost (3,400 instructions, measured).
-        head = self._head = _new_tuple(
+        head = _new_tuple(
             RequestHead,
             (
                 method,
@@ -297,13 +322,19 @@ class BaseHTTP1Adapter(abc.ABC):
                 bodyless,
             ),
         )
+        self._enter(head, keep_alive, upgrade, unusual or hosts > 1)
+        return head
+
+    def _enter(self, head: RequestHead, keep_alive: bool, upgrade: bool, unusual: bool) -> None:
+        """Start reading the request ``head`` (its body's bound set up), with the facts
+        ``_start_request`` found in it."""
+        self._head = head
         self._keep_alive = keep_alive
         self._upgrade_proposed = upgrade
-        self._unusual = unusual or hosts > 1
-        self._body_left = content_length or 0
-        self._chunked = ChunkedFraming(self.limits) if chunked else None
+        self._unusual = unusual
+        self._body_left = head.content_length or 0
+        self._chunked = ChunkedFraming(self.limits) if head.chunked else None
         self.in_body = True
-        return head
 
 
 def _with_authority_as_host(

@@ -13,7 +13,9 @@ It has the interface of ``http1.HTTP1Adapter`` and is held to exactly its strict
   sends, so the fast path never pays for h11;
 - the body is framed by what both adapters share (a Content-Length counted down, a chunked
   body decoded from ``chunked.ChunkedFraming``'s strict walk), never by llhttp;
-- the response side follows h11's rules (``http1_writer.ResponseWriter``).
+- the response side follows h11's rules (``http1_writer.ResponseWriter``);
+- a head whose very bytes were read before, with the same limits and without fault, is read
+  as it was then (``_KNOWN_HEADS``): neither checked nor parsed again.
 
 ``tests/fuzz/test_parser_differential.py`` holds the two adapters to the same statuses,
 connection outcomes and handler calls.
@@ -24,10 +26,11 @@ from __future__ import annotations
 import httptools
 
 from .errors import ProtocolError, UnsendableResponse
-from .head import HeadLimits
+from .head import HeadLimits, check_head
 from .http1 import parse_with_h11
 from .http1_base import END_OF_BODY, NEED_DATA, PAUSED, BaseHTTP1Adapter, BodyChunk, Event
 from .http1_writer import ResponseWriter
+from .request_head import RequestHead
 
 __all__ = ["LLHTTPAdapter"]
 
@@ -58,6 +61,19 @@ class _HeadReader:
 _IDLE_READERS: list[_HeadReader] = []
 
 
+#: A head already read (with these limits), what it was read as: the request (immutable, its
+#: fields a tuple: the same value serves every request of this head), the keep-alive and
+#: upgrade facts, and whether it is HTTP/1.0.
+_KnownHead = tuple[HeadLimits, RequestHead, bool, bool, bool]
+#: The heads read on the fast path (no refusal, nothing for h11 to judge), by their bytes: a
+#: client sends the same head again and again (its next request on the connection, the same
+#: request on another), and a head seen before is not checked and parsed again. Heads of
+#: at most ``_MAX_KNOWN_HEAD_SIZE`` bytes; the cache starts over when full.
+_KNOWN_HEADS: dict[bytes, _KnownHead] = {}
+_MAX_KNOWN_HEADS = 512
+_MAX_KNOWN_HEAD_SIZE = 2048
+
+
 class LLHTTPAdapter(BaseHTTP1Adapter):
     """One HTTP/1.1 connection's protocol state on llhttp, without I/O; the interface of
     ``HTTP1Adapter``."""
@@ -78,9 +94,19 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
             return self._next_body_event()
         if self._head is not None:
             return PAUSED
-        head = self._cut_head()
+        head = self._find_head()
         if not isinstance(head, bytes):  # NEED_DATA or CLOSED
             return head
+        known = _KNOWN_HEADS.get(head)
+        if known is not None and known[0] is self.limits:
+            del self._buffer[: len(head)]
+            _, request, keep_alive, upgrade, http10 = known
+            self._enter(request, keep_alive, upgrade, False)
+            self._writer.start(request.method, http10, keep_alive)
+            self._expect_continue = request.expects_continue
+            return request
+        self._request_line = check_head(head, self.limits)
+        del self._buffer[: len(head)]
         method, target, version = self._request_line
         try:  # (not a look then a pop: another thread may take the last between the two)
             reader = _IDLE_READERS.pop()
@@ -109,8 +135,16 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         _IDLE_READERS.append(reader)
         if self._unusual:
             return self._judged_by_h11(head)
-        self._writer.start(method, request.version == "1.0", self._keep_alive)
+        http10 = request.version == "1.0"
+        self._writer.start(method, http10, self._keep_alive)
         self._expect_continue = request.expects_continue
+        if len(head) <= _MAX_KNOWN_HEAD_SIZE:
+            if len(_KNOWN_HEADS) >= _MAX_KNOWN_HEADS:
+                _KNOWN_HEADS.clear()
+            # With a tuple of fields: the one value handed to every request of this head.
+            request = self._head = request._replace(headers=tuple(request.headers))
+            keep_alive, upgrade = self._keep_alive, self._upgrade_proposed
+            _KNOWN_HEADS[head] = (self.limits, request, keep_alive, upgrade, http10)
         return request
 
     def _judged_by_h11(self, head: bytes) -> Event:
@@ -126,16 +160,17 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         longer waits for ``100 Continue``."""
         buffer = self._buffer
         if self._chunked is None:
-            size = min(self._body_left, len(buffer))
+            left = self._body_left
+            if not left:  # (a body-less request's end comes here first)
+                self.in_body = self._expect_continue = False
+                return END_OF_BODY
+            size = min(left, len(buffer))
             if size:
-                self._body_left -= size
+                self._body_left = left - size
                 data = bytes(buffer[:size])
                 del buffer[:size]
                 self._expect_continue = False
                 return BodyChunk(data)
-            if not self._body_left:
-                self.in_body = self._expect_continue = False
-                return END_OF_BODY
         else:
             pieces: list[tuple[int, int]] = []
             size = self._chunked.check(buffer, pieces)
@@ -167,6 +202,19 @@ class LLHTTPAdapter(BaseHTTP1Adapter):
         connection then cannot carry another response)."""
         self._expect_continue = False
         return self._writer.head(status, headers)
+
+    def send_whole(
+        self,
+        method: bytes,
+        status: int,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        date: bytes,
+    ) -> bytes:
+        """A whole response (see ``BaseHTTP1Adapter.send_whole``), its head cached
+        (``ResponseWriter.whole``: the writer knows the request's method already)."""
+        self._expect_continue = False
+        return self._writer.whole(status, headers, body, date)
 
     def send_switch(self, headers: list[tuple[bytes, bytes]]) -> bytes:
         """``101 Switching Protocols``; ``ProtocolError`` (400) when the request did not

@@ -28,6 +28,7 @@ from .._errors import reason_phrase
 from .._http.grammar import TOKEN_BYTES
 from .._http.headers import Header
 from .errors import UnsendableResponse
+from .finalize import body_allowed, final_headers
 from .http1_base import comma_values
 
 __all__ = ["ResponseWriter"]
@@ -42,6 +43,11 @@ _FIELDS: dict[Header, int] = {}
 _MAX_FIELDS = 1024
 
 _STATUS_LINES: dict[int, bytes] = {}
+#: The encoded status line and fields of whole responses (``ResponseWriter.whole``), by
+#: ``(status, *fields)``: only statuses with a body and fields that frame nothing; the cache
+#: starts over when full (a field whose value changes every response only ever misses).
+_HEADS: dict[tuple[object, ...], bytes] = {}
+_MAX_HEADS = 1024
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _LAST_CHUNK = b"0\r\n\r\n"
 _NO_BODY = frozenset({204, 304})
@@ -72,6 +78,21 @@ def _status_line(status: int) -> bytes:
         line = b"HTTP/1.1 %d %s\r\n" % (status, reason_phrase(status).encode("ascii"))
         _STATUS_LINES[status] = line
     return line
+
+
+def _encode_head(status: int, headers: list[Header]) -> bytes:
+    """The head: the status line, the fields and the blank line that ends it."""
+    lines = [_status_line(status)]
+    for name, value in headers:
+        lines += (name, b": ", value, b"\r\n")
+    lines.append(b"\r\n")
+    return b"".join(lines)
+
+
+def _frames_nothing(headers: list[Header]) -> bool:
+    """No field of ``headers`` (all validated already) says how the body is framed or whether
+    the connection is kept."""
+    return all(_FIELDS.get(field) == _PLAIN for field in headers)
 
 
 class ResponseWriter:
@@ -181,11 +202,7 @@ class ResponseWriter:
         self._framing = framing
         self._left = left
         self._started = True
-        lines = [_status_line(status)]
-        for name, value in headers:
-            lines += (name, b": ", value, b"\r\n")
-        lines.append(b"\r\n")
-        return b"".join(lines)
+        return _encode_head(status, headers)
 
     def _rewrite(self, headers: list[Header], *, unknown_size: bool) -> list[Header]:
         """``headers`` with the framing of a body of unknown size (no Content-Length; chunked
@@ -210,6 +227,40 @@ class ResponseWriter:
         if connection:
             kept.append((b"connection", b", ".join(sorted(connection))))
         return kept
+
+    def whole(self, status: int, headers: list[Header], body: bytes, date: bytes) -> bytes:
+        """A whole response with ``body``: the same bytes as :meth:`head` with ``headers``
+        finalised (``Date`` and ``Content-Length`` appended, as ``finalize.final_headers``
+        does), then :meth:`data` and :meth:`end`, and the body left out where the response
+        has none. The head of a response that keeps the connection, has a body and fields
+        that frame nothing is encoded once and taken from a cache after that; any other
+        response goes the general way. Raises like :meth:`head`."""
+        if self._keep_alive and not (self._started or self._failed) and self._method != b"HEAD":
+            key = (status, *headers)
+            prefix = _HEADS.get(key)
+            if prefix is not None:
+                self._started = self._ended = True
+                self._framing = _BY_LENGTH
+                return b"%sdate: %s\r\ncontent-length: %d\r\n\r\n%s" % (
+                    prefix,
+                    date,
+                    len(body),
+                    body,
+                )
+            data = self._general_whole(status, headers, body, date)
+            if self._keep_alive and status not in _NO_BODY and _frames_nothing(headers):
+                if len(_HEADS) >= _MAX_HEADS:
+                    _HEADS.clear()
+                _HEADS[key] = _encode_head(status, headers)[:-2]  # (without the blank line)
+            return data
+        return self._general_whole(status, headers, body, date)
+
+    def _general_whole(self, status: int, headers: list[Header], body: bytes, date: bytes) -> bytes:
+        final = final_headers(headers, status, len(body), date)
+        data = self.head(status, final)
+        if body and body_allowed(self._method, status):
+            data += self.data(body)
+        return data + self.end()
 
     def data(self, data: bytes) -> bytes:
         """The framing of one piece of the body. ``UnsendableResponse`` past the
@@ -254,11 +305,7 @@ class ResponseWriter:
             _field_kind(field)
         self._started = True
         self._keep_alive = False
-        lines = [_status_line(101)]
-        for name, value in headers:
-            lines += (name, b": ", value, b"\r\n")
-        lines.append(b"\r\n")
-        return b"".join(lines)
+        return _encode_head(101, headers)
 
     def _check_open(self) -> None:
         if self._started or self._failed:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 __all__ = ["RequestHead"]
@@ -23,7 +24,7 @@ class RequestHead(NamedTuple):
     method: bytes
     target: bytes
     version: str
-    headers: list[tuple[bytes, bytes]]
+    headers: Sequence[tuple[bytes, bytes]]
     content_length: int | None
     chunked: bool = False
     expects_continue: bool = False

@@ -6,9 +6,10 @@ A served connection (``http1/``, ``http2/``) parses a request head and hands the
 response. ``serve_exchange`` does the rest, identically for every protocol: it routes the
 request first (``App.route``), builds the ``Request`` once from the head, the trusted proxies'
 decision and the match (its ``BodyReader`` enforces the route's body limit: the one place a
-413 for a body that is too large comes from), runs the route's chain, finalises the response purely
-(``_protocol/finalize.py``: Date, Content-Length, no body for HEAD/1xx/204/304) and writes it,
-or switches protocols for an accepted WebSocket upgrade. It returns how the exchange ended (an
+413 for a body that is too large comes from), runs the route's chain, has the response finalised purely
+(``_protocol/finalize.py``: Date, Content-Length, no body for HEAD/1xx/204/304; a whole
+response by the exchange itself, ``send_whole``, which may cache its encoded head) and
+written, or switches protocols for an accepted WebSocket upgrade. It returns how the exchange ended (an
 ``Outcome``): the exchange never changes its connection's state, the connection decides from
 the outcome what follows.
 
@@ -131,15 +132,17 @@ class Exchange(abc.ABC):
         return None
 
     @abc.abstractmethod
-    async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
-        """Write a whole response: head, ``body`` and its end; the exchange's outcome. Raises
-        ``UnsendableResponse`` (nothing written) when the protocol cannot carry it,
-        ``ExchangeGone`` when the peer went away."""
+    async def send_whole(self, status: int, headers: list[Header], body: bytes) -> Outcome:
+        """Write a whole response as the app made it: the protocol finalises ``headers``
+        (``final_headers``: Date, Content-Length) and leaves ``body`` out where the response
+        has none (``body_allowed``); head, body and end go out together. The exchange's
+        outcome. Raises ``UnsendableResponse`` (nothing written) when the protocol cannot
+        carry it, ``ExchangeGone`` when the peer went away."""
 
     @abc.abstractmethod
     async def send_head(self, status: int, headers: list[Header]) -> None:
         """Write the head of a response whose body follows with ``send_data``/``send_end``.
-        Raises like ``send_response``."""
+        Raises like ``send_whole``."""
 
     @abc.abstractmethod
     async def send_data(self, data: bytes) -> None:
@@ -268,12 +271,7 @@ async def serve_exchange(exchange: Exchange, state: ServingState) -> Outcome:
         try:
             upgrade = type(response.body_stream) is Upgrade and response.status == 101
             if response.body_stream is None and not upgrade:
-                # The common case, inline (``_send_whole``: one coroutine frame less on every
-                # request's writes).
-                status = response.status
-                headers = final_headers(response.headers, status, len(response.body), http_date())
-                body = response.body if body_allowed(exchange.head.method, status) else b""
-                return await exchange.send_response(status, headers, body)
+                return await exchange.send_whole(response.status, response.headers, response.body)
             return await _respond(exchange, response, request, state)
         except ExchangeGone:
             return PEER_GONE
@@ -322,7 +320,7 @@ async def _respond(
     if type(stream) is FileSource:
         response = await resolve_file(response, request)
         if response.body_stream is None:  # 304, 412, 416, 404: a bytes body
-            return await _send_whole(exchange, response)
+            return await exchange.send_whole(response.status, response.headers, response.body)
     stream = response.body_stream
     assert stream is not None  # serve_exchange writes bytes bodies itself
     status = response.status
@@ -342,15 +340,6 @@ async def _respond(
         except UnsendableResponse:  # fewer bytes than the handler's Content-Length
             state.log.exception("streamed response body ended early; ending the exchange")
             return exchange.abort()
-
-
-async def _send_whole(exchange: Exchange, response: Response) -> Outcome:
-    """Finalise a response with a ``bytes`` body and write it whole (``serve_exchange`` does
-    the same inline for the common case)."""
-    status = response.status
-    headers = final_headers(response.headers, status, len(response.body), http_date())
-    body = response.body if body_allowed(exchange.head.method, status) else b""
-    return await exchange.send_response(status, headers, body)
 
 
 async def _send_stream(

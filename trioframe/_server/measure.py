@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, ClassVar, cast
 
 import trio
 
+from .._protocol.finalize import body_allowed
 from .exchange import Exchange, Outcome, serve_exchange
 
 if TYPE_CHECKING:
@@ -123,11 +124,11 @@ class Measured(Exchange):
         measure = self.measure
         measure.request, measure.route = request, request.route
 
-    async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
+    async def send_whole(self, status: int, headers: list[Header], body: bytes) -> Outcome:
         measure = self.measure
         measure.status = status
-        outcome = await self._base.send_response(self, status, headers, body)
-        if measure.sent is not None:
+        outcome = await self._base.send_whole(self, status, headers, body)
+        if measure.sent is not None and body_allowed(self.head.method, status):
             measure.sent += len(body)
         measure.record()
         return outcome

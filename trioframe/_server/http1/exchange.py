@@ -22,6 +22,7 @@ from ..._http.headers import Header
 from ..._protocol.errors import ProtocolError
 from ..._protocol.http1_base import NEED_DATA, BodyChunk
 from ..body_pace import BodyPace
+from ..clock import http_date
 from ..exchange import CLOSE, KEEP_ALIVE, LINGER, PEER_GONE, Exchange, ExchangeGone, Outcome
 from .error_answer import send_error_answer
 
@@ -148,13 +149,13 @@ class HTTP1Exchange(Exchange):
         return body
 
     # -- the response -----------------------------------------------------------------------------
-    async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
+    async def send_whole(self, status: int, headers: list[Header], body: bytes) -> Outcome:
+        """The adapter finalises the response (the llhttp adapter's writer caches its
+        head)."""
         connection = self.connection
-        adapter = connection.adapter
-        data = adapter.send_head(status, self._closing(headers))
-        if body:
-            data += adapter.send_data(body)
-        data += adapter.send_end()
+        data = connection.adapter.send_whole(
+            self.head.method, status, self._closing(headers), body, http_date()
+        )
         connection.reader.reading_ahead = False  # answered: a disconnect cancels nothing now
         self.response_started = True
         # _write, inline: the most common write of all, one coroutine frame less

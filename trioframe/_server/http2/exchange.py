@@ -17,18 +17,21 @@ from __future__ import annotations
 import math
 from collections import deque
 from contextlib import suppress
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import h2.exceptions
 import trio
 
 from ..._errors import Error, error_body
 from ..._http.headers import Header
+from ..._protocol.finalize import body_allowed, final_headers
 from ..body_pace import BodyPace
 from ..clock import http_date
 from ..exchange import CLOSE, KEEP_ALIVE, PEER_GONE, Exchange, ExchangeGone, Outcome
 
 if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
     from ..._http.tls import TLSInfo
     from ..._protocol.http2 import HTTP2Adapter
     from ..._protocol.request_head import RequestHead
@@ -202,7 +205,19 @@ class HTTP2Exchange(Exchange):
         return not self._body and not self.body_ended and not self.gone
 
     # -- the response ---------------------------------------------------------------------------
+    def send_whole(
+        self, status: int, headers: list[Header], body: bytes
+    ) -> Coroutine[Any, Any, Outcome]:
+        # (not a coroutine itself: the one ``send_response`` makes is awaited, a frame fewer)
+        return self.send_response(
+            status,
+            final_headers(headers, status, len(body), http_date()),
+            body if body_allowed(self.head.method, status) else b"",
+        )
+
     async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
+        """Write a whole response whose ``headers`` are final already (``send_whole``, the
+        error answers); the exchange's outcome. ``ExchangeGone`` when the stream is gone."""
         self._check_open()
         self.response_started = True
         adapter, stream_id = self.connection.adapter, self.stream_id
