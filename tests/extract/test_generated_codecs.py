@@ -8,6 +8,7 @@ import datetime
 import decimal
 import enum
 import importlib.util
+import sys
 import uuid
 from typing import Any
 
@@ -94,6 +95,33 @@ def test_msgspec_writes_when_the_speedups_extra_is_installed() -> None:
     write = writers.writer(Outer)
     assert write is not None
     assert (msgspec_json.encode in write.__globals__.values()) is installed
+
+
+def test_without_msgspec_there_is_neither_reader_nor_writer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "msgspec", None)  # as if the extra were not installed
+    spec = importlib.util.spec_from_file_location("msgspec_json_copy", msgspec_json.__file__)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.decode is None
+    assert module.encode is None
+
+
+def test_without_msgspec_a_record_gets_the_text_writer(monkeypatch: pytest.MonkeyPatch) -> None:
+    @attrs.frozen
+    class Late:
+        at: datetime.datetime
+        tags: list[str]
+
+    installed = msgspec_json.encode
+    monkeypatch.setattr(msgspec_json, "encode", None)
+    write = writers.writer(Late)
+    assert write is not None
+    assert installed is None or installed not in write.__globals__.values()
+    value = Late(datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC), ["a"])
+    assert write(value) == _encode(value) == b'{"at":"2026-01-01T00:00:00+00:00","tags":["a"]}'
 
 
 class Permission(enum.IntFlag):
