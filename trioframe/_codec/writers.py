@@ -8,8 +8,8 @@ then runs that path, which writes what it always wrote, or fails as it always fa
 with a field of a kind not handled here gets ``None``: the encoder serves it.
 
 Two kinds of writer. With msgspec installed (the ``speedups`` extra), the checks run first and
-msgspec writes the instance: only values it writes byte for byte as the encoder does get
-through (a datetime or a time with a fixed UTC offset of whole minutes, not zero, or none; a
+msgspec writes a dictionary of the instance's fields in their order: only values it writes
+byte for byte as the encoder does get through (a datetime or a time with a fixed UTC offset of whole minutes, not zero, or none; a
 float in ``[1e-4, 1e16)`` or zero; strings and ints of their exact type; enums that are not
 flags). Without it, or for a class with a field msgspec would write otherwise, the checks and
 the text are one function: the text in one f-string, encoded.
@@ -34,7 +34,7 @@ import attrs
 from . import msgspec_json
 from .generated import NotHandled, Source, escape, fields_of_record, optional_member
 
-__all__ = ["writer"]
+__all__ = ["make_checked_writer", "make_text_writer", "writer"]
 
 _WRITERS: dict[Any, Callable[[Any], bytes] | None] = {}
 
