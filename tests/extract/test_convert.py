@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 from trioframe._codec.convert import JSON_CONVERTER, TEXT_CONVERTER, describe_failure
-from trioframe._extract.sources import json_depth
+from trioframe._extract.json_text import json_depth
 
 
 @attrs.define

@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime
 import decimal
 import enum
+import importlib.util
+import sys
 import uuid
 from typing import Any
 
@@ -17,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.fuzz._settings import fuzz_settings
 from trioframe import Json, Response, Router
-from trioframe._codec import generated, values
+from trioframe._codec import generated, msgspec_json, values, writers
 from trioframe._codec.convert import JSON_CONVERTER, describe_failure
 from trioframe._codec.encode import _encode, encode_json
 from trioframe._codec.values import ExtractionValueError
@@ -84,7 +86,57 @@ class Outer:
 
 def test_the_classes_here_get_generated_functions() -> None:
     assert generated.structurer(Outer, JSON_CONVERTER) is not None
-    assert generated.writer(Outer) is not None
+    assert writers.writer(Outer) is not None
+
+
+def test_msgspec_writes_when_the_speedups_extra_is_installed() -> None:
+    installed = importlib.util.find_spec("msgspec") is not None
+    assert (msgspec_json.encode is not None) is installed
+    write = writers.writer(Outer)
+    assert write is not None
+    assert (msgspec_json.encode in write.__globals__.values()) is installed
+
+
+def test_without_msgspec_there_is_neither_reader_nor_writer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "msgspec", None)  # as if the extra were not installed
+    spec = importlib.util.spec_from_file_location("msgspec_json_copy", msgspec_json.__file__)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.decode is None
+    assert module.encode is None
+
+
+def test_without_msgspec_a_record_gets_the_text_writer(monkeypatch: pytest.MonkeyPatch) -> None:
+    @attrs.frozen
+    class Late:
+        at: datetime.datetime
+        tags: list[str]
+
+    installed = msgspec_json.encode
+    monkeypatch.setattr(msgspec_json, "encode", None)
+    write = writers.writer(Late)
+    assert write is not None
+    assert installed is None or installed not in write.__globals__.values()
+    value = Late(datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC), ["a"])
+    assert write(value) == _encode(value) == b'{"at":"2026-01-01T00:00:00+00:00","tags":["a"]}'
+
+
+class Permission(enum.IntFlag):
+    READ = 1
+    WRITE = 2
+
+
+@attrs.frozen
+class Permissions:
+    granted: Permission
+
+
+def test_a_flag_is_left_to_the_text_writer() -> None:
+    with pytest.raises(generated.NotHandled):
+        writers.make_checked_writer(Permissions, _encode)
 
 
 @attrs.define
@@ -105,7 +157,7 @@ class Converted:
 @pytest.mark.parametrize("kind", [Node, Private, Converted])
 def test_classes_outside_the_generated_subset_are_left_to_cattrs(kind: type) -> None:
     assert generated.structurer(kind, JSON_CONVERTER) is None
-    assert generated.writer(kind) is None
+    assert writers.writer(kind) is None
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -228,18 +280,36 @@ def _or_odd(good: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.integers(0, 39).flatmap(lambda n: _ODD if n == 0 else good)
 
 
+#: No zone, a named one, or a fixed offset: zero, whole minutes, or with seconds.
+_ZONES = (
+    st.none()
+    | st.timezones()
+    | st.just(datetime.UTC)
+    | st.timedeltas(
+        min_value=datetime.timedelta(hours=-23, minutes=-59),
+        max_value=datetime.timedelta(hours=23, minutes=59),
+    ).map(datetime.timezone)
+    | st.integers(-1439, 1439).map(lambda m: datetime.timezone(datetime.timedelta(minutes=m)))
+)
+#: Floats near where a float's text takes an exponent (below 1e-4, from 1e16).
+_AROUND_EXPONENTS = st.builds(
+    lambda digits, exponent: digits * 10.0**exponent, st.floats(-10, 10), st.integers(-8, 20)
+)
+#: Controls and lone surrogates included.
+_ANY_CHARACTER = st.characters(codec=None, exclude_categories=())
+
 _INNERS = st.builds(Inner, _or_odd(st.integers()), _or_odd(st.none() | st.text(max_size=4)))
 _OUTERS = st.builds(
     Outer,
     n=_or_odd(st.integers()),
-    s=_or_odd(st.text(max_size=8)),
+    s=_or_odd(st.text(max_size=8) | st.text(_ANY_CHARACTER, max_size=8)),
     b=_or_odd(st.booleans()),
-    f=_or_odd(st.floats(allow_nan=False, allow_infinity=False)),
+    f=_or_odd(st.floats(allow_nan=False, allow_infinity=False) | _AROUND_EXPONENTS),
     price=_or_odd(st.decimals(allow_nan=True, places=None)),
     id=_or_odd(st.uuids()),
-    at=_or_odd(st.datetimes(timezones=st.none() | st.timezones())),
+    at=_or_odd(st.datetimes(timezones=_ZONES)),
     day=_or_odd(st.dates()),
-    clock=_or_odd(st.times()),
+    clock=_or_odd(st.times(timezones=_ZONES)),
     colour=_or_odd(st.sampled_from(Colour)),
     size=_or_odd(st.sampled_from(Size)),
     mixed=_or_odd(st.sampled_from(Mixed)),
@@ -263,16 +333,65 @@ def _written(encode: Any, value: Any) -> tuple[str, Any]:
         return (type(exc).__name__, str(exc))
 
 
+#: Both kinds of writer, whether or not msgspec is installed: the checks then msgspec (the
+#: encoder itself standing in for msgspec where it is not installed), and the f-string.
+_WRITER_KINDS = {
+    "checked": lambda kind: writers.make_checked_writer(kind, msgspec_json.encode or _encode),
+    "text": writers.make_text_writer,
+}
+
+
+@pytest.mark.parametrize("made", sorted(_WRITER_KINDS))
 @fuzz_settings(1500)
 @given(value=_OUTERS)
-def test_the_generated_writer_writes_what_the_encoder_writes(value: Outer) -> None:
-    write = generated.writer(Outer)
-    assert write is not None
+def test_the_generated_writer_writes_what_the_encoder_writes(made: str, value: Outer) -> None:
+    write = _WRITER_KINDS[made](Outer)
     try:
         text = write(value)
     except Exception:
         return  # encode_json falls back to the encoder itself
-    assert ("text", text.encode()) == _written(_encode, value)
+    assert ("text", text) == _written(_encode, value)
+
+
+@attrs.frozen
+class Measure:
+    f: float
+
+
+@attrs.frozen
+class Moment:
+    at: datetime.datetime
+
+
+@attrs.frozen
+class Clock:
+    at: datetime.time
+
+
+@attrs.frozen
+class Text:
+    s: str
+
+
+#: One value at a time of the types whose text msgspec and the encoder may write apart.
+_ONE_VALUE = (
+    st.builds(Measure, st.floats() | _AROUND_EXPONENTS)
+    | st.builds(Moment, st.datetimes(timezones=_ZONES))
+    | st.builds(Clock, st.times(timezones=_ZONES))
+    | st.builds(Text, st.text(_ANY_CHARACTER))
+)
+
+
+@pytest.mark.parametrize("made", sorted(_WRITER_KINDS))
+@fuzz_settings(2000)
+@given(value=_ONE_VALUE)
+def test_floats_times_and_texts_are_written_as_the_encoder_writes(made: str, value: Any) -> None:
+    write = _WRITER_KINDS[made](type(value))
+    try:
+        text = write(value)
+    except Exception:
+        return  # encode_json falls back to the encoder itself
+    assert ("text", text) == _written(_encode, value)
 
 
 @fuzz_settings(300)

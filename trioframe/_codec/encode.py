@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import InternalServerError
-from . import generated
+from . import writers
 from .convert import JSON_CONVERTER
 
 __all__ = ["encode_json", "encode_record"]
@@ -57,10 +57,10 @@ def encode_json(value: Any) -> bytes:
 def encode_record(value: Any) -> bytes | None:
     """``encode_json(value)`` when the generated writer of its class writes it, else
     ``None``: a value of another class, or one the writer leaves to the path it shortcuts."""
-    write = generated.writer(type(value))
+    write = writers.writer(type(value))
     if write is not None:
         try:
-            return write(value).encode()
+            return write(value)
         except Exception:  # encode_json's other path writes it, or fails, as it always did
             pass
     return None

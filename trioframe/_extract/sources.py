@@ -11,10 +11,6 @@ have entered.
 from __future__ import annotations
 
 import dataclasses
-import gc
-import itertools
-import json
-import operator
 import types
 import typing
 from collections.abc import Callable, Sequence
@@ -41,15 +37,10 @@ from .._markers import Body
 from .._multipart.fields import read_form_fields
 from .._request import Request
 from .context import Step, StepContext
+from .json_text import MAX_JSON_DEPTH, deeper_than_allowed, parse_json
 from .records import WHOLE_QUERY_KINDS, fields_of
 
 __all__ = ["MAX_JSON_DEPTH", "Step", "StepContext"]
-
-#: JSON nested deeper than this is refused with 400.
-MAX_JSON_DEPTH = 100
-# What json_depth keeps of a document: quotes and brackets, "{}" folded into "[]".
-_FOLD_BRACKETS = bytes.maketrans(b"{}", b"[]")
-_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
 
 
 def _resolved_fields(kind: type) -> dict[str, Any]:
@@ -220,39 +211,6 @@ def form_step(ctx: StepContext, kind: Any) -> Step:
 
 
 # -- JSON ----------------------------------------------------------------------------------
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed in JSON")
-
-
-#: One decoder for every body: ``json.loads(body, parse_constant=...)`` would build a new one
-#: per call (about 14k instructions of a typed JSON request).
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-#: Bodies this large and larger are parsed with the garbage collector paused (``_parse_json``).
-_PAUSE_FROM = 1024
-_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
-
-
-def json_depth(document: bytes) -> int:
-    """The deepest nesting of arrays and objects in ``document``, which must be valid JSON
-    (brackets inside strings do not count). On invalid JSON the count means nothing."""
-    # Every step is a C-speed ``bytes`` method or iterator: a few passes over the bytes, plus
-    # work per escape, string and bracket, each of which costs ``json.loads`` more than it
-    # costs here.
-    if b"\\" in document:  # drop escaped backslashes, then escaped quotes
-        document = document.replace(b"\\\\", b"").replace(b'\\"', b"")
-    kept = document.translate(_FOLD_BRACKETS, _NOT_STRUCTURE)
-    if b'"' in kept:  # what lies between a pair of quotes is inside a string
-        kept = b"".join(kept.replace(b'""', b"").split(b'"')[::2])
-    depth = 0
-    if b"[]" in kept:  # the deepest points are all "[]": drop that innermost level at once
-        kept = kept.replace(b"[]", b"")
-        depth = 1
-    # The depth just before the n-th "]" is the number of "[" before it, minus n.
-    opened = itertools.accumulate(map(len, kept.split(b"]")))
-    deepest: int = max(map(operator.sub, opened, itertools.count()))
-    return depth + deepest
-
-
 def json_step(ctx: StepContext, kind: Any) -> Step:
     limit = ctx.max_json_size
     nullable = kind is Any or kind is None or _allows_none(_unwrap(kind))
@@ -265,12 +223,12 @@ def json_step(ctx: StepContext, kind: Any) -> Step:
         # The parser runs first: it refuses invalid JSON at once whatever its size, and
         # nesting deeper than the interpreter's recursion limit with a RecursionError.
         try:
-            value = _parse_json(body)
+            value = parse_json(body)
         except RecursionError:
             raise _too_deep() from None
         except ValueError as exc:  # UnicodeDecodeError included
             raise BadRequest(f"malformed JSON: {exc}") from None
-        if isinstance(value, list | dict) and _deeper_than_allowed(body):
+        if isinstance(value, list | dict) and deeper_than_allowed(body):
             raise _too_deep()
         if kind is Any:
             return value
@@ -284,45 +242,6 @@ def json_step(ctx: StepContext, kind: Any) -> Step:
         return _structure(JSON_CONVERTER, value, kind, "body")
 
     return from_json
-
-
-def _parse_json(body: bytes) -> Any:
-    """``json.loads`` with the cyclic garbage collector paused. A body of many small arrays or
-    objects allocates a container each, and on a small heap every few thousand of them set
-    off a collection of the whole heap: measured, 130 ms of one event-loop step for a 256 KiB
-    body of nested arrays, 21 ms with collection paused. It resumes right after the parse (a
-    parsed JSON value holds no reference cycles). A body under ``_PAUSE_FROM`` bytes holds
-    too few containers to set off more than the collections any code might."""
-    if len(body) < _PAUSE_FROM:
-        return _decode_json(body)
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _decode_json(body)
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _decode_json(body: bytes) -> Any:
-    """What ``json.loads(body, parse_constant=_reject_constant)`` returns or raises.
-
-    json.loads takes the encoding from the first bytes (UTF-8, -16 or -32, a UTF-8 BOM
-    dropped), then runs the decoder. A body that opens an object or an array and whose second
-    byte is not NUL is UTF-8 by that rule, read without asking; when the value fills the whole
-    text, the decoder's checks around the scan agree."""
-    first = body[:1]
-    if (first == b"{" or first == b"[") and body[1:2] != b"\0":
-        text = body.decode("utf-8", "surrogatepass")
-        try:
-            value, end = _SCAN(text, 0)
-        except StopIteration:
-            pass
-        else:
-            if end == len(text):
-                return value
-        return _DECODER.decode(text)
-    return _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
 
 
 def _size_check(request: Request, limit: int) -> Callable[[bytes], None] | None:
@@ -350,18 +269,6 @@ def _size_check(request: Request, limit: int) -> Callable[[bytes], None] | None:
 
 def _too_large(limit: int) -> PayloadTooLarge:
     return PayloadTooLarge(f"JSON body is larger than max_json_size ({limit} bytes)")
-
-
-def _deeper_than_allowed(document: bytes) -> bool:
-    """Whether the valid JSON ``document`` nests deeper than ``MAX_JSON_DEPTH``."""
-    # Nesting needs an opening bracket per level, and each "[" or "{" of any encoding JSON
-    # reads holds its byte: a document with no more of those bytes than the limit is within it.
-    if document.count(b"[") + document.count(b"{") <= MAX_JSON_DEPTH:
-        return False
-    encoding = json.detect_encoding(document)  # json.loads also reads UTF-16 and UTF-32
-    if encoding not in ("utf-8", "utf-8-sig"):
-        document = document.decode(encoding, "surrogatepass").encode("utf-8", "surrogatepass")
-    return json_depth(document) > MAX_JSON_DEPTH
 
 
 def _too_deep() -> BadRequest:
