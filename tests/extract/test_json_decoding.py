@@ -1,10 +1,9 @@
 """The JSON body parser reads exactly what ``json.loads(body, parse_constant=...)`` reads,
-errors included, whatever the bytes: msgspec first when the speedups extra is installed, and
-the standard library's decoder alone (one decoder for every body)."""
+errors included, whatever the bytes: the standard library's decoder (one decoder for every
+body), with the garbage collector paused for a large body or not."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from typing import Any
 
@@ -13,7 +12,6 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.fuzz._settings import fuzz_settings
-from trioframe._extract import json_text
 from trioframe._extract.json_text import (
     MAX_JSON_DEPTH,
     decode_json_by_stdlib,
@@ -48,14 +46,8 @@ def _exact(value: Any) -> Any:
     return (type(value).__name__, repr(value))
 
 
-#: Both parsers the body reader may use: msgspec's then the standard library's (msgspec's
-#: alone when the extra is installed), and the standard library's alone.
-_PARSERS = {"first": parse_json, "stdlib": decode_json_by_stdlib}
-
-
-def test_msgspec_reads_first_when_the_speedups_extra_is_installed() -> None:
-    installed = importlib.util.find_spec("msgspec") is not None
-    assert (json_text._DECODE is not json_text.decode_json_by_stdlib) is installed
+#: The body reader, and the decoder it runs.
+_PARSERS = {"parse_json": parse_json, "stdlib": decode_json_by_stdlib}
 
 
 def _reference(body: bytes) -> Any:
@@ -112,7 +104,7 @@ _ESCAPE = st.sampled_from(
     ]
 ) | st.from_regex(r"\\u[0-9a-fA-F]{4}", fullmatch=True)
 _NOT_ESCAPE = st.sampled_from(["\\x", "\\u12", "\\", "\x01", "\x1f"])
-#: Lone surrogates included (the standard library reads them from UTF-8 bytes, msgspec not).
+#: Lone surrogates included (the standard library reads them from UTF-8 bytes).
 _CHARACTER = st.characters(codec=None, exclude_categories=(), min_codepoint=0x20)
 
 

@@ -1,5 +1,11 @@
-"""A JSON body as Python values, by msgspec (the speedups extra) or the standard library, and
-the check of its nesting depth: what ``Json[T]`` reads before it structures."""
+"""A JSON body as Python values, by the standard library's decoder, and the check of its
+nesting depth: what ``Json[T]`` reads before it structures.
+
+msgspec (the speedups extra) does not read bodies, though it is faster on common ones: its
+float parser has a slow path for numbers near a float's limits (``1.5e300``, ``5e-324``,
+``1e23``, or ``1`` followed by many zeros) that costs up to 60 times what the standard
+library spends, so a 256 KiB body of them would hold the event loop for a third of a second
+(``tests/test_event_loop_blocking.py``)."""
 
 from __future__ import annotations
 
@@ -9,8 +15,6 @@ import json
 import operator
 from collections.abc import Callable
 from typing import Any
-
-from .._codec import msgspec_json
 
 __all__ = [
     "MAX_JSON_DEPTH",
@@ -39,7 +43,6 @@ _DECODER = json.JSONDecoder(parse_constant=reject_constant)
 #: Bodies this large and larger are parsed with the garbage collector paused (``parse_json``).
 _PAUSE_FROM = 1024
 _SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
-_MSGSPEC_DECODE = msgspec_json.decode
 
 
 def json_depth(document: bytes) -> int:
@@ -64,38 +67,21 @@ def json_depth(document: bytes) -> int:
 
 
 def parse_json(body: bytes) -> Any:
-    """``json.loads`` (msgspec first, with the speedups extra: ``_DECODE``) with the cyclic
-    garbage collector paused. A body of many small arrays or
+    """``json.loads`` (``decode_json_by_stdlib``) with the cyclic garbage collector paused. A body of many small arrays or
     objects allocates a container each, and on a small heap every few thousand of them set
     off a collection of the whole heap: measured, 130 ms of one event-loop step for a 256 KiB
     body of nested arrays, 21 ms with collection paused. It resumes right after the parse (a
     parsed JSON value holds no reference cycles). A body under ``_PAUSE_FROM`` bytes holds
     too few containers to set off more than the collections any code might."""
     if len(body) < _PAUSE_FROM:
-        return _DECODE(body)
+        return decode_json_by_stdlib(body)
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _DECODE(body)
+        return decode_json_by_stdlib(body)
     finally:
         if enabled:
             gc.enable()
-
-
-def _decode_by_msgspec_first(body: bytes) -> Any:
-    """What ``json.loads(body, parse_constant=reject_constant)`` returns or raises: msgspec's
-    value when it reads the body, else ``decode_json_by_stdlib``'s.
-
-    msgspec reads a subset of what the standard library reads, to the same values: it refuses
-    the rest (other encodings than UTF-8, a BOM, NaN and the infinities, numbers out of a
-    float's range, lone surrogates, integers past Python's digit limit, nesting past its own
-    limit), and any refusal sends the body to the standard library, whose value or error
-    stands (tests/extract/test_json_decoding.py holds the two to that)."""
-    try:
-        return _MSGSPEC_DECODE(body)  # type: ignore[misc]
-    except Exception:  # the standard library reads it, or says why not
-        pass
-    return decode_json_by_stdlib(body)
 
 
 def decode_json_by_stdlib(body: bytes) -> Any:
@@ -130,9 +116,3 @@ def deeper_than_allowed(document: bytes) -> bool:
     if encoding not in ("utf-8", "utf-8-sig"):
         document = document.decode(encoding, "surrogatepass").encode("utf-8", "surrogatepass")
     return json_depth(document) > MAX_JSON_DEPTH
-
-
-#: How ``parse_json`` reads a body: msgspec first when the speedups extra is installed.
-_DECODE: Callable[[bytes], Any] = (
-    decode_json_by_stdlib if _MSGSPEC_DECODE is None else _decode_by_msgspec_first
-)
