@@ -95,6 +95,17 @@ class Source:
         """A local variable name no other part of the function uses."""
         return f"{prefix}{next(_names)}"
 
+    def under(self, header: str, body: Callable[[], str]) -> str:
+        """Add ``header`` (an ``if`` or a ``for`` line), then what ``body`` adds beneath it, and
+        return ``body``'s expression; the header is taken out again when ``body`` adds
+        nothing under it."""
+        start = len(self.lines)
+        self.lines.append(header)
+        inner = body()
+        if len(self.lines) == start + 1:
+            del self.lines[start]
+        return inner
+
     def compile(self, function: str) -> Callable[..., Any]:
         code = "\n".join(self.lines)
         exec(compile(code, f"<trioframe generated {function}>", "exec"), self.names)
@@ -132,20 +143,18 @@ def _read(src: Source, kind: Any, value: str, indent: str, conv: Any, flat: bool
         return value
     member = optional_member(kind)
     if member is not None:
-        start = len(src.lines)
-        out(f"{indent}if {value} is not None:")
-        inner = _read(src, member, value, indent + "    ", conv, flat)
-        if len(src.lines) == start + 1:
-            del src.lines[start]
+        inner = src.under(
+            f"{indent}if {value} is not None:",
+            lambda: _read(src, member, value, indent + "    ", conv, flat),
+        )
         return value if inner == value else f"(None if {value} is None else {inner})"
     if typing.get_origin(kind) is list and len(typing.get_args(kind)) == 1:
-        item = src.local("_item")
+        item, (item_kind,) = src.local("_item"), typing.get_args(kind)
         out(f"{indent}if type({value}) is not list: raise Slow")
-        start = len(src.lines)
-        out(f"{indent}for {item} in {value}:")
-        inner = _read(src, typing.get_args(kind)[0], item, indent + "    ", conv, flat=False)
-        if len(src.lines) == start + 1:
-            del src.lines[start]
+        inner = src.under(
+            f"{indent}for {item} in {value}:",
+            lambda: _read(src, item_kind, item, indent + "    ", conv, flat=False),
+        )
         return f"list({value})" if inner == item else f"[{inner} for {item} in {value}]"
     if isinstance(kind, type) and attrs.has(kind):
         nested = structurer(kind, conv)

@@ -136,20 +136,18 @@ def _plain(src: Source, kind: Any, value: str, indent: str, within: tuple[Any, .
             raise NotHandled  # a flag's combinations are of its type too
         out(exact)
     elif (member := optional_member(kind)) is not None:
-        start = len(src.lines)
-        out(f"{indent}if {value} is not None:")
-        inner = _plain(src, member, value, indent + "    ", within)
-        if len(src.lines) == start + 1:
-            del src.lines[start]
+        inner = src.under(
+            f"{indent}if {value} is not None:",
+            lambda: _plain(src, member, value, indent + "    ", within),
+        )
         return value if inner == value else f"(None if {value} is None else {inner})"
     elif typing.get_origin(kind) is list and len(typing.get_args(kind)) == 1:
-        item = src.local("_item")
+        item, (item_kind,) = src.local("_item"), typing.get_args(kind)
         out(f"{indent}if type({value}) is not list: raise Slow")
-        start = len(src.lines)
-        out(f"{indent}for {item} in {value}:")
-        inner = _plain(src, typing.get_args(kind)[0], item, indent + "    ", ())
-        if len(src.lines) == start + 1:
-            del src.lines[start]
+        inner = src.under(
+            f"{indent}for {item} in {value}:",
+            lambda: _plain(src, item_kind, item, indent + "    ", ()),
+        )
         return value if inner == item else f"[{inner} for {item} in {value}]"
     elif isinstance(kind, type) and attrs.has(kind) and within:
         return _record(src, kind, value, indent, within)
