@@ -41,10 +41,10 @@ _decode_headers = h2.connection._decode_headers
 
 def open_stream(
     machine: h2.connection.H2Connection, stream_id: int, block: bytes, end: bool
-) -> tuple[H2Stream, list[Any]]:
+) -> list[Any]:
     """Open stream ``stream_id`` (odd, above every stream the client opened) from a header
-    block in one HEADERS frame; ``end``: the frame ends the stream. Returns the stream and
-    the events, as h2's ``_receive_headers_frame``. Raises what h2 raises: a
+    block in one HEADERS frame; ``end``: the frame ends the stream. Returns the events, as
+    h2's ``_receive_headers_frame``. Raises what h2 raises: a
     ``ProtocolError`` when the block cannot be decoded or the connection is closed (before
     the stream exists), and one from the stream's Content-Length (after)."""
     machine.open_inbound_streams  # noqa: B018 (h2 reads it here; it drops closed streams)
@@ -62,7 +62,7 @@ def open_stream(
     machine.streams[stream_id] = stream
     machine.highest_inbound_stream_id = stream_id
     if is_informational_response(headers):  # (h2 refuses it: a response's head)
-        return stream, stream.receive_headers(headers, end, machine.config.header_encoding)[1]
+        return stream.receive_headers(headers, end, machine.config.header_encoding)[1]
     states = stream.state_machine
     states.client, states.headers_received = False, True
     received = RequestReceived(stream_id=stream_id)
@@ -75,7 +75,7 @@ def open_stream(
         states.state = _OPEN
         events = [received]
     stream._initialize_content_length(headers)
-    return stream, events
+    return events
 
 
 def receive_body(

@@ -158,7 +158,8 @@ class ServerMachine(h2.connection.H2Connection):
                 direct = self._direct(kind, stream_id)
             if direct is not None:
                 payload = view[position + FRAME_HEADER_SIZE : end].tobytes()
-                events += direct(stream_id, payload, bool(flags & END_STREAM))
+                end_stream = bool(flags & END_STREAM)
+                events += self._as_frame_dispatch(direct, stream_id, payload, end_stream)
                 start = end
             position = end
         if start < size:
@@ -176,25 +177,19 @@ class ServerMachine(h2.connection.H2Connection):
         if kind == HEADERS:
             if not stream_id & 1 or stream_id <= self.highest_inbound_stream_id:
                 return None
-            return self._open_stream
+            return self._open_stream_or_reset
         stream = self.streams.get(stream_id)
         if stream is None or stream.state_machine.state not in _RECEIVING:
             return None
-        return self._receive_body
-
-    def _open_stream(self, stream_id: int, block: bytes, end: bool) -> list[Any]:
-        return self._as_frame_dispatch(self._open_stream_or_reset, stream_id, block, end)
+        return self._receive_body_or_reset
 
     def _open_stream_or_reset(self, stream_id: int, block: bytes, end: bool) -> list[Any]:
         """``open_stream``, its errors handled as ``_receive_headers_frame`` handles h2's."""
         decoded = self._decoder.blocks
         try:
-            return open_stream(self, stream_id, block, end)[1]
+            return open_stream(self, stream_id, block, end)
         except h2.exceptions.ProtocolError as exc:
             return self._head_failed(exc, stream_id, decoded)
-
-    def _receive_body(self, stream_id: int, data: bytes, end: bool) -> list[Any]:
-        return self._as_frame_dispatch(self._receive_body_or_reset, stream_id, data, end)
 
     def _receive_body_or_reset(self, stream_id: int, data: bytes, end: bool) -> list[Any]:
         """``receive_body``, its errors handled as ``_receive_data_frame`` handles h2's."""
