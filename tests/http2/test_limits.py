@@ -291,6 +291,23 @@ async def test_keep_alive_timeout_closes_an_idle_connection(
         await peer.closed()
 
 
+async def test_keep_alive_timeout_starts_when_the_last_stream_ends(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # The client sends nothing after its request (no WINDOW_UPDATE for the response): the
+    # reader was already waiting when the stream ended, and the idle connection still
+    # closes keep_alive_timeout after it.
+    config = h2_config(keep_alive_timeout=3, header_timeout=100)
+    async with h2_server(router(Lab()), config) as (server, nursery):
+        peer = await connect(server, nursery, auto_window=False)
+        await served(peer, 1)
+        start = trio.current_time()
+        goaway = await peer.goaway()
+        assert trio.current_time() - start == pytest.approx(3)
+        assert (goaway.last_stream_id, goaway.error_code) == (1, NO_ERROR)
+        await peer.closed()
+
+
 async def test_body_timeout_answers_408_on_the_stream(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

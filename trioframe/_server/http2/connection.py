@@ -56,7 +56,6 @@ from .output import Output
 
 if TYPE_CHECKING:
     from ..._http.tls import TLSInfo
-    from ..config import Timeouts
     from ..state import ServingState
 
 __all__ = ["HTTP2Connection"]
@@ -84,7 +83,7 @@ class HTTP2Connection:
         *("_peer_closed", "_ping_acked", "_read_scope", "_serve", "_shutdown_started"),
         *("_window_waiters", "active", "adapter", "client", "exchanges", "idle_since"),
         *("limits", "options", "output", "peer", "peer_gone", "scheme", "state"),
-        *("stop_reason", "stream", "timeouts", "tls"),
+        *("stop_reason", "stream", "timeouts", "tls", "_waiting"),
     )
 
     def __init__(
@@ -124,6 +123,7 @@ class HTTP2Connection:
         self._shutdown_started = False
         self._peer_closed = False  # the client sent GOAWAY: nothing more is read
         self._header_block_since: float | None = None
+        self._waiting = False  # the reader waits for the client's next bytes
         self._new_exchange, self._serve = stream_serving(state)  # (measured with metrics)
 
     # -- lifetime (the ServedConnection interface) ------------------------------------------
@@ -204,10 +204,9 @@ class HTTP2Connection:
         """Read, and hand what was read to the streams one slice at a time (at most
         ``http2_max_frames_per_step`` frames): other tasks run between two slices, and the
         streams a slice opens past ``max_concurrent_streams`` are refused before the next."""
-        adapter, timeouts = self.adapter, self.timeouts
-        started = trio.current_time()
+        adapter, scope = self.adapter, self._read_scope
         data: bytes | bytearray = self._initial
-        with self._read_scope:
+        with scope:
             while True:
                 try:
                     if data:
@@ -234,15 +233,18 @@ class HTTP2Connection:
                     continue
                 if not self.active:
                     self.state.slot_evictable()
-                self._read_scope.deadline = self._read_deadline(started, timeouts)
+                self._waiting = True
+                self._arm_read_deadline()
                 try:
                     data = await self.stream.receive_some(RECEIVE_SIZE)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     data = b""
+                self._waiting = False
                 if not data:
                     self._lost()
                     return
-                self._read_scope.deadline = math.inf  # the deadlines are for waiting only
+                if scope.deadline != math.inf:  # the deadlines are for waiting only
+                    scope.deadline = math.inf
         if (
             self._read_scope.cancelled_caught
             and self.stop_reason is None
@@ -261,21 +263,26 @@ class HTTP2Connection:
             if slow:
                 error_goaway(self.state, "slow_header_block")
 
-    def _read_deadline(self, started: float, timeouts: Timeouts) -> float:
-        """When the connection gives up waiting for the client: the preface and settings
+    def _arm_read_deadline(self) -> None:
+        """Set when the connection gives up waiting for the client: the preface and settings
         within ``header_timeout``; a header block within ``header_timeout`` of its first
-        frame; ``keep_alive_timeout`` after the last stream while none is open."""
-        meter = self.adapter.meter
-        if meter.in_header_block:
+        frame; ``keep_alive_timeout`` after the last stream while none is open. Called as the
+        reader starts waiting, and when the last stream ends while it waits."""
+        timeouts = self.timeouts
+        if self.adapter.meter.in_header_block:
             if self._header_block_since is None:
                 self._header_block_since = trio.current_time()
-            return self._header_block_since + timeouts.header_timeout
-        self._header_block_since = None
-        if self.active:
-            return math.inf
-        if self.adapter.requests == 0:
-            return started + timeouts.header_timeout
-        return self.idle_since + timeouts.keep_alive_timeout
+            deadline = self._header_block_since + timeouts.header_timeout
+        else:
+            self._header_block_since = None
+            if self.active:
+                deadline = math.inf
+            elif self.adapter.requests == 0:  # (no stream has ended: idle since it opened)
+                deadline = self.idle_since + timeouts.header_timeout
+            else:
+                deadline = self.idle_since + timeouts.keep_alive_timeout
+        if self._read_scope.deadline != deadline:
+            self._read_scope.deadline = deadline
 
     def _dispatch(self, event: object) -> None:
         if isinstance(event, BodyReceived):
@@ -349,28 +356,20 @@ class HTTP2Connection:
                 cancelled = exchange.gone or exchange.scope.cancel_called
                 code = ErrorCodes.CANCEL if cancelled else ErrorCodes.INTERNAL_ERROR
                 adapter.reset(stream_id, code, charge=False)
-            elif adapter.remote_open(stream_id) and not self._drainable(exchange):
+            elif adapter.remote_open(stream_id) and not exchange.drainable(self.limits.max_drain_size):
                 adapter.reset(stream_id, ErrorCodes.NO_ERROR, charge=False)  # RFC 9113 8.1
             exchange.drop_body()
             self.wake_writer()
         if self.active == 0:
             self.idle_since = trio.current_time()
+            if self._waiting:  # the keep-alive wait starts now
+                self._arm_read_deadline()
             adapter.forget_closed_streams()
             self.state.slot_evictable()
             if self.adapter.goaway_last_id is not None:
                 self._read_scope.cancel()  # draining after a final GOAWAY: done
             if self._no_streams is not None:
                 self._no_streams.set()
-
-    def _drainable(self, exchange: HTTP2Exchange) -> bool:
-        """Whether the rest of a request body the response did not wait for is small enough
-        (a declared remainder of at most ``max_drain_size``) to be read and dropped rather
-        than stopped with RST_STREAM(NO_ERROR), which some clients (httpx) report as an
-        error instead of returning the response."""
-        declared = exchange.head.content_length
-        if declared is None:
-            return False
-        return declared - exchange.body_fed <= self.limits.max_drain_size
 
     def _window_opened(self, stream_id: int) -> None:
         if stream_id == 0:

@@ -161,6 +161,16 @@ class HTTP2Exchange(Exchange):
         self._body.clear()
         self._buffered = 0
 
+    def drainable(self, max_drain_size: int) -> bool:
+        """Whether the rest of a request body the response did not wait for is small enough
+        (a declared remainder of at most ``max_drain_size``) to be read and dropped rather
+        than stopped with RST_STREAM(NO_ERROR), which some clients (httpx) report as an
+        error instead of returning the response."""
+        declared = self.head.content_length
+        if declared is None:
+            return False
+        return declared - self.body_fed <= max_drain_size
+
     # -- the request body -----------------------------------------------------------------------
     async def receive_body(self) -> bytes:
         """The next piece of the body, ``b""`` at its end. A client that stalls longer than
