@@ -47,12 +47,12 @@ from ..._protocol.http2_events import (
 )
 from ..._protocol.request_head import RequestHead
 from ..address import format_peer
-from ..exchange import answer_cancelled
 from ..slots import Evictable, Rank, unread_input
 from .exchange import HTTP2Exchange
 from .limits import limits_from
 from .measured import error_goaway, stream_serving
 from .output import Output
+from .workers import StreamWorkers
 
 if TYPE_CHECKING:
     from ..._http.tls import TLSInfo
@@ -83,7 +83,7 @@ class HTTP2Connection:
         *("_peer_closed", "_ping_acked", "_read_scope", "_serve", "_shutdown_started"),
         *("_window_waiters", "active", "adapter", "client", "exchanges", "idle_since"),
         *("limits", "options", "output", "peer", "peer_gone", "scheme", "state"),
-        *("stop_reason", "stream", "timeouts", "tls", "_waiting"),
+        *("stop_reason", "stream", "timeouts", "tls", "_waiting", "workers"),
     )
 
     def __init__(
@@ -125,6 +125,7 @@ class HTTP2Connection:
         self._header_block_since: float | None = None
         self._waiting = False  # the reader waits for the client's next bytes
         self._new_exchange, self._serve = stream_serving(state)  # (measured with metrics)
+        self.workers = StreamWorkers(self._serve, state, self._stream_done)
 
     # -- lifetime (the ServedConnection interface) ------------------------------------------
     async def run(self) -> None:
@@ -329,17 +330,15 @@ class HTTP2Connection:
         self.exchanges[stream_id] = exchange
         self.active += 1
         assert self._nursery is not None
-        self._nursery.start_soon(self._serve_stream, exchange, refusal)
+        if refusal is None:
+            self.workers.start(self._nursery, exchange, self.active)
+        else:
+            exchange.scope = trio.CancelScope()
+            self._nursery.start_soon(self._refuse_stream, exchange, refusal)
 
-    async def _serve_stream(self, exchange: HTTP2Exchange, refusal: tuple[int, str] | None) -> None:
+    async def _refuse_stream(self, exchange: HTTP2Exchange, refusal: tuple[int, str]) -> None:
         try:
-            if refusal is not None:
-                await exchange.send_error(*refusal)
-                return
-            with exchange.scope:
-                await self._serve(exchange, self.state)
-            if exchange.scope.cancelled_caught:
-                await answer_cancelled(exchange)
+            await exchange.send_error(*refusal)
         finally:
             self._stream_done(exchange)
 
@@ -356,7 +355,9 @@ class HTTP2Connection:
                 cancelled = exchange.gone or exchange.scope.cancel_called
                 code = ErrorCodes.CANCEL if cancelled else ErrorCodes.INTERNAL_ERROR
                 adapter.reset(stream_id, code, charge=False)
-            elif adapter.remote_open(stream_id) and not exchange.drainable(self.limits.max_drain_size):
+            elif adapter.remote_open(stream_id) and not exchange.drainable(
+                self.limits.max_drain_size
+            ):
                 adapter.reset(stream_id, ErrorCodes.NO_ERROR, charge=False)  # RFC 9113 8.1
             exchange.drop_body()
             self.wake_writer()

@@ -37,9 +37,12 @@ if TYPE_CHECKING:
     from ..._protocol.request_head import RequestHead
     from ..config import Timeouts
 
-__all__ = ["ConnectionView", "HTTP2Exchange"]
+__all__ = ["UNSERVED", "ConnectionView", "HTTP2Exchange"]
 
 _JSON = (b"content-type", b"application/json")
+#: The scope of an exchange until its worker's is set (``workers.py``) and once its worker has
+#: moved on: never entered, and nothing reads its state.
+UNSERVED = trio.CancelScope()
 
 
 class ConnectionView(Protocol):
@@ -95,9 +98,7 @@ class HTTP2Exchange(Exchange):
         *,
         refused: bool = False,
     ) -> None:
-        super().__init__(
-            head, connection.client, connection.scheme, connection.tls, trio.CancelScope()
-        )
+        super().__init__(head, connection.client, connection.scheme, connection.tls, UNSERVED)
         self.connection = connection
         self.stream_id = stream_id
         self._body: deque[tuple[bytes, int]] = deque()

@@ -1,0 +1,135 @@
+"""The tasks that serve a connection's streams (``_server/http2/workers.py``): kept and reused
+once streams overlap, one per stream otherwise; whatever a stream leaves on its worker
+(a cancellation, a deadline) never reaches the next stream it serves."""
+
+from __future__ import annotations
+
+import trio
+import trio.testing
+
+from tests.http2.lab import Lab, router
+from tests.http2.support import (
+    RawPeer,
+    connect,
+    connections,
+    h2_config,
+    h2_server,
+    request_fields,
+    rst_stream,
+)
+from trioframe import Response, Router
+
+
+class Tasks:
+    """``GET /task`` answers which task served it: its number in ``seen``."""
+
+    def __init__(self) -> None:
+        self.seen: list[trio.lowlevel.Task] = []
+
+    async def task(self) -> Response:
+        current = trio.lowlevel.current_task()
+        if current not in self.seen:
+            self.seen.append(current)
+        return Response.text(str(self.seen.index(current)))
+
+    def router(self, lab: Lab) -> Router:
+        return router(lab).get("/task", self.task)
+
+
+async def served_by(peer: RawPeer, stream_id: int) -> int:
+    await peer.request(stream_id, b"GET", b"/task")
+    result = await peer.response(stream_id)
+    assert result.status == 200
+    return int(result.body)
+
+
+async def overlapping(peer: RawPeer, lab: Lab) -> None:
+    """Stream 1 waits (``/wait/hold``) while stream 3 is served: streams have overlapped."""
+    await peer.request(1, b"GET", b"/wait/hold")
+    await lab.started["hold"].wait()
+    await served_by(peer, 3)
+
+
+async def test_a_connection_whose_streams_overlap_reuses_its_workers() -> None:
+    lab, tasks = Lab(), Tasks()
+    async with h2_server(tasks.router(lab)) as (server, nursery):
+        peer = await connect(server, nursery)
+        await overlapping(peer, lab)
+        [connection] = connections(server)
+        assert connection.workers.waiting == 1  # stream 3's, waiting for the next stream
+        assert [await served_by(peer, sid) for sid in (5, 7, 9)] == [0, 0, 0]
+        lab.release("hold")
+        assert (await peer.response(1)).status == 200
+        await peer.until(lambda: connection.active == 0)
+        assert connection.workers.waiting == 2  # stream 1's too
+        assert len(tasks.seen) == 1
+
+
+async def test_a_connection_with_one_stream_at_a_time_keeps_no_worker() -> None:
+    lab, tasks = Lab(), Tasks()
+    async with h2_server(tasks.router(lab)) as (server, nursery):
+        peer = await connect(server, nursery)
+        [connection] = connections(server)
+        for number, sid in enumerate((1, 3, 5)):
+            assert await served_by(peer, sid) == number  # a new task each time
+            await peer.until(lambda: connection.active == 0)
+            assert connection.workers.waiting == 0
+
+
+async def test_a_stream_reset_before_its_worker_runs_is_cancelled() -> None:
+    # HEADERS and RST_STREAM in one read: the stream is handed to a waiting worker and
+    # reset before that worker runs; the reset cancels the handler all the same (the
+    # worker's scope is the stream's from the moment it is handed over).
+    lab, tasks = Lab(), Tasks()
+    async with h2_server(tasks.router(lab)) as (server, nursery):
+        peer = await connect(server, nursery)
+        await overlapping(peer, lab)
+        [connection] = connections(server)
+        assert connection.workers.waiting == 1
+        await peer.send(peer.headers_frame(5, request_fields(b"GET", b"/wait/x")), rst_stream(5))
+        with trio.fail_after(5):
+            await lab.finished["x"].wait()
+        assert lab.cancelled == ["x"]
+        # That worker's scope is spent: it ended, and the next stream has a new one.
+        assert await served_by(peer, 7) == 1
+        lab.release("hold")
+        assert (await peer.response(1)).status == 200
+
+
+async def test_a_deadline_a_stream_left_does_not_reach_the_next_one(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # A response larger than the output bound makes its sender wait for the writer, with
+    # send_timeout as a deadline on the stream's scope; the stream ends with that deadline
+    # still set. The next stream its worker serves waits longer than send_timeout and is
+    # still answered.
+    lab, tasks = Lab(), Tasks()
+    config = h2_config(send_timeout=10, http2_max_output_buffer=1024)
+    async with h2_server(tasks.router(lab), config) as (server, nursery):
+        peer = await connect(server, nursery)
+        await overlapping(peer, lab)
+        await peer.request(5, b"GET", b"/big/4000")
+        assert len((await peer.response(5)).body) == 4000
+        await peer.request(7, b"GET", b"/wait/later")
+        await lab.started["later"].wait()
+        await trio.sleep(30)
+        lab.release("later")
+        assert (await peer.response(7)).status == 200
+        assert lab.cancelled == []
+        assert len(tasks.seen) == 1  # (one worker served 3 and 5, then 7 after it)
+
+
+async def test_waiting_workers_end_with_their_connection() -> None:
+    lab, tasks = Lab(), Tasks()
+    async with h2_server(tasks.router(lab)) as (server, nursery):
+        peer = await connect(server, nursery)
+        await overlapping(peer, lab)
+        lab.release("hold")
+        assert (await peer.response(1)).status == 200
+        [connection] = connections(server)
+        await peer.until(lambda: connection.active == 0)
+        assert connection.workers.waiting == 2
+        await peer.stream.aclose()
+        await trio.testing.wait_all_tasks_blocked()  # (a worker left waiting is blocked too)
+        assert connections(server) == []
+        assert connection.workers.waiting == 0
