@@ -1,19 +1,20 @@
-"""One HTTP/2 connection: its own nursery, one reader, one writer, a task per stream.
+"""One HTTP/2 connection: its own nursery, one reader, one writer, a worker task per stream.
 
 ::
 
     HTTP2Connection.run
     ├── (run itself) the reader: bytes → HTTP2Adapter → events → the streams
     ├── writer       everything queued on the adapter, in one write per wake-up
-    ├── stream 1     serve_exchange(HTTP2Exchange) in the stream's own cancel scope
-    ├── stream 3     ...
+    ├── worker       serve_exchange(HTTP2Exchange) for one stream at a time (workers.py)
+    ├── worker       ...
     └── goaway       graceful shutdown's second GOAWAY, after a PING round trip
 
-Each stream's handler runs in its own task and cancel scope: a reset stream, a body or send
-timeout cancels that handler alone; a lost connection cancels them all. Streams count against
-``max_concurrent_streams`` until their task has returned (a stream reset by the client whose
-handler is still unwinding still counts), so opening and resetting streams at once cannot
-start unbounded work (CVE-2023-44487); the extra streams are refused with REFUSED_STREAM.
+Each stream's handler runs in a worker task, in a cancel scope that is the stream's while
+the worker serves it: a reset stream, a body or send timeout cancels that handler alone; a
+lost connection cancels them all. Streams count against ``max_concurrent_streams`` until
+their handler has returned (a stream reset by the client whose handler is still unwinding
+still counts), so opening and resetting streams at once cannot start unbounded work
+(CVE-2023-44487); the extra streams are refused with REFUSED_STREAM.
 
 The reader stops reading while the output queue is over its bound (a client that does not
 read cannot make the server queue PING and SETTINGS answers without limit) and the writer
