@@ -200,6 +200,13 @@ class HTTP2Exchange(Exchange):
                 return b""
         return self.take_piece()
 
+    def take_whole_body(self) -> bytes | None:
+        if not self.body_ended:
+            return None
+        if len(self._body) == 1:  # (the usual: one piece)
+            return self.take_piece()
+        return b"".join([self.take_piece() for _ in range(len(self._body))])
+
     def take_piece(self) -> bytes:
         """Hand over the oldest buffered piece of body (there is one): its window reopens
         and it counts as work read by the handler."""
