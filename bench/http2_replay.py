@@ -42,6 +42,9 @@ def serve(adapter: Any, chunk: bytes) -> bytes:
     while adapter.backlog:
         for event in adapter.receive():
             kind = type(event)
+            body = getattr(event, "body", None)  # (the body came with its head)
+            if kind is RequestStarted and body is not None:
+                adapter.consumed(event.stream_id, body[1], read=True)
             if (kind is RequestStarted and event.ended) or kind is BodyEnded:
                 adapter.send_response(event.stream_id, 200, HEAD, b"Hello, World!", earned=True)
             elif kind is BodyReceived:

@@ -209,7 +209,19 @@ class HTTP2Adapter:
         if kind is h2.events.RequestReceived:
             self._request(event, events)
         elif kind is h2.events.DataReceived:
-            events.append(BodyReceived(event.stream_id, event.data, event.flow_controlled_length))
+            started = events[-1] if events else None
+            if (
+                type(started) is RequestStarted
+                and started.stream_id == event.stream_id
+                and event.stream_ended is not None
+                and not started.ended
+            ):  # the whole body right after its head: one event for both
+                body = (event.data, event.flow_controlled_length)
+                events[-1] = RequestStarted(event.stream_id, started.head, True, body)
+                self._ended_with_head = event.stream_ended
+            else:
+                data, length = event.data, event.flow_controlled_length
+                events.append(BodyReceived(event.stream_id, data, length))
         elif kind is h2.events.StreamEnded:  # also after a RequestReceived or DataReceived
             if event is not self._ended_with_head:  # (RequestStarted said it: ``ended``)
                 events.append(BodyEnded(event.stream_id))

@@ -22,11 +22,15 @@ __all__ = [
 
 @attrs.frozen
 class RequestStarted:
-    """A request head arrived on a new stream; ``ended``: no body follows."""
+    """A request head arrived on a new stream; ``ended``: no body follows. ``body``: the
+    whole body, when it came in one DATA frame right after the head, as ``BodyReceived``'s
+    ``data`` and ``flow_length`` (``ended`` is then true, and no ``BodyReceived`` or
+    ``BodyEnded`` follows for the stream)."""
 
     stream_id: int
     head: RequestHead
     ended: bool
+    body: tuple[bytes, int] | None = None
 
 
 @attrs.frozen

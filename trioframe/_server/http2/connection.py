@@ -83,8 +83,9 @@ class HTTP2Connection:
         *("_header_block_since", "_initial", "_new_exchange", "_no_streams", "_nursery"),
         *("_peer_closed", "_ping_acked", "_read_scope", "_serve", "_shutdown_started"),
         *("_window_waiters", "active", "adapter", "client", "exchanges", "idle_since"),
-        *("limits", "options", "output", "peer", "peer_gone", "scheme", "state"),
-        *("stop_reason", "stream", "timeouts", "tls", "_waiting", "workers"),
+        *("limits", "options", "output", "output_bound", "peer", "peer_gone", "scheme"),
+        *("_waiting", "state", "stop_reason", "stream", "timeouts", "tls", "wake_writer"),
+        *("workers",),
     )
 
     def __init__(
@@ -108,6 +109,8 @@ class HTTP2Connection:
         self.adapter = HTTP2Adapter(limits_from(config))
         #: queued output past which senders wait and the reader stops reading
         self.output = Output(self.adapter, self.options.http2_max_output_buffer)
+        self.output_bound = self.output.bound
+        self.wake_writer = self.output.wake  # (let the writer write what is queued)
         self._initial = initial
         self.exchanges: dict[int, HTTP2Exchange] = {}
         self.active = 0  # stream tasks alive (a reset stream counts until its task returns)
@@ -294,7 +297,7 @@ class HTTP2Connection:
             else:
                 exchange.feed(event.data, event.flow_length)
         elif isinstance(event, RequestStarted):
-            self._start(event.stream_id, event.head, event.ended, None)
+            self._start(event.stream_id, event.head, event.ended, None, event.body)
         elif isinstance(event, BodyEnded):
             exchange = self.exchanges.get(event.stream_id)
             if exchange is not None:
@@ -320,28 +323,30 @@ class HTTP2Connection:
             self._peer_closed = True
 
     def _start(
-        self, stream_id: int, head: RequestHead, ended: bool, refusal: tuple[int, str] | None
+        self,
+        stream_id: int,
+        head: RequestHead,
+        ended: bool,
+        refusal: tuple[int, str] | None,
+        body: tuple[bytes, int] | None = None,
     ) -> None:
         if self.active >= self.options.max_concurrent_streams:
             self.adapter.refuse(stream_id)
+            if body is not None:  # (its window reopens at once)
+                self.adapter.consumed(stream_id, body[1])
             return
         if refusal is not None:
             self.adapter.meter.charge()
         exchange = self._new_exchange(self, stream_id, head, ended, refused=refusal is not None)
+        if body is not None:
+            exchange.feed(*body)
         self.exchanges[stream_id] = exchange
         self.active += 1
         assert self._nursery is not None
         if refusal is None:
             self.workers.start(self._nursery, exchange, self.active)
         else:
-            exchange.scope = trio.CancelScope()
-            self._nursery.start_soon(self._refuse_stream, exchange, refusal)
-
-    async def _refuse_stream(self, exchange: HTTP2Exchange, refusal: tuple[int, str]) -> None:
-        try:
-            await exchange.send_error(*refusal)
-        finally:
-            self._stream_done(exchange)
+            self.workers.refuse(self._nursery, exchange, refusal)
 
     def _stream_done(self, exchange: HTTP2Exchange) -> None:
         """A stream's task has returned: reset it if its response did not end (or its
@@ -400,13 +405,6 @@ class HTTP2Connection:
         self._read_scope.cancel()
 
     # -- writing ------------------------------------------------------------------------------------
-    def wake_writer(self) -> None:
-        self.output.wake()
-
-    @property
-    def output_bound(self) -> int:
-        return self.output.bound
-
     async def until_writable(self, exchange: HTTP2Exchange) -> None:
         """Return once the output queue is back under its bound (within ``send_timeout``, a
         deadline on the exchange's scope). Raises ``ExchangeGone`` for a lost connection."""

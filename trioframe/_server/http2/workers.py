@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = ["StreamWorkers"]
 
+Answer = tuple[int, str]
+
 
 class StreamWorkers:
     """Serve each exchange ``start`` is given with ``serve`` (``serve_exchange``, or its
@@ -70,6 +72,18 @@ class StreamWorkers:
         else:
             exchange.scope = trio.CancelScope()
             nursery.start_soon(self._work, exchange)
+
+    def refuse(self, nursery: trio.Nursery, exchange: HTTP2Exchange, answer: Answer) -> None:
+        """Answer ``exchange`` (a refused, malformed request) with ``answer``, the status and
+        the message of its error, in a task of its own."""
+        exchange.scope = trio.CancelScope()
+        nursery.start_soon(self._refuse, exchange, answer)
+
+    async def _refuse(self, exchange: HTTP2Exchange, answer: Answer) -> None:
+        try:
+            await exchange.send_error(*answer)
+        finally:
+            self._done(exchange)
 
     async def _work(self, first: HTTP2Exchange) -> None:
         exchange: HTTP2Exchange | None = first
