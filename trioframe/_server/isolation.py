@@ -15,7 +15,7 @@ a copy of its parent's context.
 from __future__ import annotations
 
 import types
-from collections.abc import Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from contextvars import Context
 from typing import Any, TypeVar
 
@@ -25,11 +25,16 @@ T = TypeVar("T")
 
 
 @types.coroutine
-def in_context(context: Context, coro: Coroutine[Any, Any, T]) -> Generator[Any, Any, T]:
+def in_context(
+    context: Context,
+    coro: Coroutine[Any, Any, T],
+    blocked: Callable[[], object] | None = None,
+) -> Generator[Any, Any, T]:
     """``await`` it to run ``coro`` with ``context`` as the current context and get what it
     returns (or what it raises, with its traceback). Each step of ``coro`` runs inside
     ``context.run``; what it yields to trio passes through unchanged, and so does what trio
-    sends back.
+    sends back. ``blocked``, when given, is called once, the first time ``coro`` waits (before
+    trio sees it wait): a coroutine that never waits costs one ``context.run``.
 
     Cancellation: ``trio.Cancelled``, and any other exception thrown into the awaiting
     task at a step, is thrown into ``coro`` inside ``context``; ``coro`` handles it or it
@@ -42,6 +47,8 @@ def in_context(context: Context, coro: Coroutine[Any, Any, T]) -> Generator[Any,
         trap = run(send, None)
     except StopIteration as done:  # the common case: the coroutine never waited
         return done.value  # type: ignore[no-any-return]
+    if blocked is not None:
+        blocked()
     while True:
         try:
             answer = yield trap

@@ -41,7 +41,6 @@ from ..._protocol.http1_base import CLOSED, NEED_DATA, BodyChunk
 from ..._protocol.request_head import RequestHead
 from ..body_pace import BodyPace
 from ..exchange import KEEP_ALIVE, LINGER, PEER_GONE, Outcome, answer_cancelled, serve_exchange
-from ..isolation import in_context
 from ..measure import serve_measured
 from ..slots import Evictable, Rank, unread_input
 from ..transport import Transport
@@ -354,7 +353,7 @@ class HTTP1Connection:
             if self.peer_gone and timeouts.cancel_on_disconnect:
                 scope.cancel()  # already gone: the handler starts cancelled
             # (cancelled: ``run`` still needs the exchange)
-            outcome = await reader.run_watched(in_context(base.copy(), serve(exchange, self.state)))
+            outcome = await reader.run_watched(base.copy(), serve(exchange, self.state))
             self._exchange = None
             del event, exchange  # not held (with its request) while the connection waits
             self._answered = True

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable, Coroutine, Generator
+from contextvars import Context
 from typing import Any, TypeVar
 
 import trio
 
 from ..._protocol.http1_base import BaseHTTP1Adapter
+from ..isolation import in_context
 from ..transport import RECEIVE_SIZE, Transport
 
 __all__ = ["HIGH_WATER", "RECEIVE_SIZE", "StreamReader", "linger_close"]
@@ -122,33 +124,17 @@ class StreamReader:
             self.watcher_nursery.cancel_scope.cancel()
 
     @types.coroutine
-    def run_watched(self, exchange: Coroutine[Any, Any, T]) -> Generator[Any, Any, T]:
-        """``await`` it to run ``exchange`` (the serving of one request) and get what it
-        returns, reading ahead meanwhile (``reading_ahead``, until the exchange turns it off)
-        with the watcher woken the first time it blocks: a handler that never waits, answered
-        by a write that needs no wait either, costs the watcher nothing. (The first step of
-        ``exchange`` runs here; after that every step passes through, and so does every
-        exception.)"""
+    def run_watched(
+        self, context: Context, exchange: Coroutine[Any, Any, T]
+    ) -> Generator[Any, Any, T]:
+        """``await`` it to run ``exchange`` (the serving of one request) in ``context``
+        (``isolation.in_context``) and get what it returns, reading ahead meanwhile
+        (``reading_ahead``, until the exchange turns it off) with the watcher woken the first
+        time it blocks: a handler that never waits, answered by a write that needs no wait
+        either, costs the watcher nothing. Every step and every exception passes through."""
         self.reading_ahead = True
         try:
-            try:
-                trap = exchange.send(None)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
-            self.wake_watcher()
-            while True:
-                try:
-                    answer = yield trap
-                except BaseException as exc:  # thrown into the task: hand it to the exchange
-                    try:
-                        trap = exchange.throw(exc)
-                    except StopIteration as done:
-                        return done.value  # type: ignore[no-any-return]
-                else:
-                    try:
-                        trap = exchange.send(answer)
-                    except StopIteration as done:
-                        return done.value  # type: ignore[no-any-return]
+            return (yield from in_context(context, exchange, self.wake_watcher))
         finally:
             self.reading_ahead = False
 
