@@ -8,15 +8,12 @@ whoever needs bytes while the other task is reading waits for that read instead.
 
 from __future__ import annotations
 
-import types
-from collections.abc import Callable, Coroutine, Generator
-from contextvars import Context
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
 import trio
 
 from ..._protocol.http1_base import BaseHTTP1Adapter
-from ..isolation import in_context
 from ..transport import RECEIVE_SIZE, Transport
 
 __all__ = ["HIGH_WATER", "RECEIVE_SIZE", "StreamReader", "linger_close"]
@@ -24,8 +21,6 @@ __all__ = ["HIGH_WATER", "RECEIVE_SIZE", "StreamReader", "linger_close"]
 HIGH_WATER = 256 * 1024  # the watcher stops reading ahead past this many unparsed bytes
 #: The watcher task's name (a constant: trio would format a new string for every task)
 WATCHER_NAME = "trioframe: HTTP/1.1 disconnect watcher"
-
-T = TypeVar("T")
 
 
 class StreamReader:
@@ -46,8 +41,8 @@ class StreamReader:
         self.transport = transport
         self.adapter = adapter
         self._on_eof = on_eof
-        #: the watcher reads ahead: an exchange runs (``run_watched``) and its response is
-        #: not out yet (the exchange turns it off then)
+        #: the watcher reads ahead: an exchange runs and its response is not out yet (the
+        #: connection turns it on, the exchange off once answered)
         self.reading_ahead = False
         #: the task waiting for the current read: the connection's own (the watcher reads
         #: only when no other task does, so it never waits for another's read)
@@ -122,21 +117,6 @@ class StreamReader:
         if self._watching:
             assert self.watcher_nursery is not None
             self.watcher_nursery.cancel_scope.cancel()
-
-    @types.coroutine
-    def run_watched(
-        self, context: Context, exchange: Coroutine[Any, Any, T]
-    ) -> Generator[Any, Any, T]:
-        """``await`` it to run ``exchange`` (the serving of one request) in ``context``
-        (``isolation.in_context``) and get what it returns, reading ahead meanwhile
-        (``reading_ahead``, until the exchange turns it off) with the watcher woken the first
-        time it blocks: a handler that never waits, answered by a write that needs no wait
-        either, costs the watcher nothing. Every step and every exception passes through."""
-        self.reading_ahead = True
-        try:
-            return (yield from in_context(context, exchange, self.wake_watcher))
-        finally:
-            self.reading_ahead = False
 
     async def watch(self) -> None:
         """The watcher task (``wake_watcher`` starts it, ``stop_watching`` ends it): sleeps
