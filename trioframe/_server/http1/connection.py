@@ -354,12 +354,12 @@ class HTTP1Connection:
             exchange = self._exchange = new_exchange(self, event, scope)
             if self.peer_gone and timeouts.cancel_on_disconnect:
                 scope.cancel()  # already gone: the handler starts cancelled
-            # (cancelled: ``run`` still needs the exchange)
             # Read ahead while it runs, with the watcher woken the first time it blocks: a
             # handler that never waits, answered by a write that needs no wait either, costs
             # the watcher nothing.
             reader.reading_ahead = True
             try:
+                # (cancelled: ``run`` still needs the exchange)
                 outcome = await in_context(
                     request_context(), serve(exchange, self.state), wake_watcher
                 )
