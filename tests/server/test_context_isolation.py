@@ -158,6 +158,33 @@ async def test_a_websocket_handler_sees_its_middleware_s_variable() -> None:
         assert await ws.receive_text() == "carol"
 
 
+@VERSIONS
+async def test_each_request_s_telemetry_span_is_current_in_its_handler(http2: bool) -> None:
+    """``Telemetry`` makes the request's span current (a context variable of OpenTelemetry's)
+    for its handler, across the handler's waits; the next request on the connection starts
+    with none of it."""
+    from opentelemetry import trace
+
+    from tests.middleware.test_telemetry import Recorded
+
+    seen: list[tuple[int, int]] = []
+
+    async def traced() -> Response:
+        before = trace.get_current_span().get_span_context().span_id
+        await trio.lowlevel.checkpoint()
+        seen.append((before, trace.get_current_span().get_span_context().span_id))
+        return Response.text("ok")
+
+    recorded = Recorded()
+    router = Router().middleware(recorded.telemetry).get("/traced", traced)
+    async with serving(router, config(http2)) as served, client(http2) as http:
+        for _ in range(3):
+            assert (await http.get(served.url + "/traced")).status_code == 200
+    spans = [span.context.span_id for span in recorded.spans.get_finished_spans()]
+    assert seen == [(span, span) for span in spans]
+    assert len(set(spans)) == 3
+
+
 # -- in_context ---------------------------------------------------------------------------------
 
 VAR: contextvars.ContextVar[int] = contextvars.ContextVar("var", default=0)
