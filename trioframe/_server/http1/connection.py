@@ -29,6 +29,7 @@ second task at all, neither while serving nor while it waits for its next reques
 
 from __future__ import annotations
 
+import contextvars
 import enum
 import math
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ from ..._protocol.http1_base import CLOSED, NEED_DATA, BodyChunk
 from ..._protocol.request_head import RequestHead
 from ..body_pace import BodyPace
 from ..exchange import KEEP_ALIVE, LINGER, PEER_GONE, Outcome, answer_cancelled, serve_exchange
+from ..isolation import in_context
 from ..measure import serve_measured
 from ..slots import Evictable, Rank, unread_input
 from ..transport import Transport
@@ -302,6 +304,8 @@ class HTTP1Connection:
         if self.state.app.observer is not None:  # measured: the app has metrics (measure.py)
             new_exchange, serve = MeasuredHTTP1Exchange, serve_measured
         idle_timeout = timeouts.header_timeout  # a new connection: until its first byte
+        # Each request runs in a copy of the context the connection started with (isolation.py)
+        request_context, wake_watcher = contextvars.copy_context().copy, reader.wake_watcher
         while True:
             # Once per request, a checkpoint: reads and writes that need no wait are none, so
             # a client that pipelines cannot starve the other tasks, and a cancellation lands.
@@ -350,8 +354,17 @@ class HTTP1Connection:
             exchange = self._exchange = new_exchange(self, event, scope)
             if self.peer_gone and timeouts.cancel_on_disconnect:
                 scope.cancel()  # already gone: the handler starts cancelled
-            # (cancelled: ``run`` still needs the exchange)
-            outcome = await reader.run_watched(serve(exchange, self.state))
+            # Read ahead while it runs, with the watcher woken the first time it blocks: a
+            # handler that never waits, answered by a write that needs no wait either, costs
+            # the watcher nothing.
+            reader.reading_ahead = True
+            try:
+                # (cancelled: ``run`` still needs the exchange)
+                outcome = await in_context(
+                    request_context(), serve(exchange, self.state), wake_watcher
+                )
+            finally:
+                reader.reading_ahead = False
             self._exchange = None
             del event, exchange  # not held (with its request) while the connection waits
             self._answered = True

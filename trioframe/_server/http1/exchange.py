@@ -88,7 +88,7 @@ class ConnectionView(Protocol):
 class HTTP1Exchange(Exchange):
     """One request/response of ``connection``, served by ``serve_exchange`` inside ``scope``
     (the connection's own: exchanges come one at a time), with the connection's reader
-    reading ahead (``StreamReader.run_watched``) until the response is out."""
+    reading ahead (``StreamReader.reading_ahead``) until the response is out."""
 
     #: the body's pace (``body_pace.py``), made the first time the body must be waited for
     pace: BodyPace | None = None

@@ -8,9 +8,8 @@ whoever needs bytes while the other task is reading waits for that read instead.
 
 from __future__ import annotations
 
-import types
-from collections.abc import Callable, Coroutine, Generator
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
 import trio
 
@@ -22,8 +21,6 @@ __all__ = ["HIGH_WATER", "RECEIVE_SIZE", "StreamReader", "linger_close"]
 HIGH_WATER = 256 * 1024  # the watcher stops reading ahead past this many unparsed bytes
 #: The watcher task's name (a constant: trio would format a new string for every task)
 WATCHER_NAME = "trioframe: HTTP/1.1 disconnect watcher"
-
-T = TypeVar("T")
 
 
 class StreamReader:
@@ -44,8 +41,8 @@ class StreamReader:
         self.transport = transport
         self.adapter = adapter
         self._on_eof = on_eof
-        #: the watcher reads ahead: an exchange runs (``run_watched``) and its response is
-        #: not out yet (the exchange turns it off then)
+        #: the watcher reads ahead: an exchange runs and its response is not out yet (the
+        #: connection turns it on, the exchange off once answered)
         self.reading_ahead = False
         #: the task waiting for the current read: the connection's own (the watcher reads
         #: only when no other task does, so it never waits for another's read)
@@ -120,37 +117,6 @@ class StreamReader:
         if self._watching:
             assert self.watcher_nursery is not None
             self.watcher_nursery.cancel_scope.cancel()
-
-    @types.coroutine
-    def run_watched(self, exchange: Coroutine[Any, Any, T]) -> Generator[Any, Any, T]:
-        """``await`` it to run ``exchange`` (the serving of one request) and get what it
-        returns, reading ahead meanwhile (``reading_ahead``, until the exchange turns it off)
-        with the watcher woken the first time it blocks: a handler that never waits, answered
-        by a write that needs no wait either, costs the watcher nothing. (The first step of
-        ``exchange`` runs here; after that every step passes through, and so does every
-        exception.)"""
-        self.reading_ahead = True
-        try:
-            try:
-                trap = exchange.send(None)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
-            self.wake_watcher()
-            while True:
-                try:
-                    answer = yield trap
-                except BaseException as exc:  # thrown into the task: hand it to the exchange
-                    try:
-                        trap = exchange.throw(exc)
-                    except StopIteration as done:
-                        return done.value  # type: ignore[no-any-return]
-                else:
-                    try:
-                        trap = exchange.send(answer)
-                    except StopIteration as done:
-                        return done.value  # type: ignore[no-any-return]
-        finally:
-            self.reading_ahead = False
 
     async def watch(self) -> None:
         """The watcher task (``wake_watcher`` starts it, ``stop_watching`` ends it): sleeps
