@@ -1,8 +1,10 @@
 """The tasks that serve a connection's streams (``_server/http2/workers.py``): kept and reused
 once streams overlap, one per stream otherwise; whatever a stream leaves on its worker
-(a cancellation, a deadline) never reaches the next stream it serves."""
+(a cancellation, a deadline, a context variable) never reaches the next stream it serves."""
 
 from __future__ import annotations
+
+import contextvars
 
 import trio
 import trio.testing
@@ -19,9 +21,12 @@ from tests.http2.support import (
 )
 from trioframe import Response, Router
 
+VARIABLE: contextvars.ContextVar[str] = contextvars.ContextVar("variable", default="unset")
+
 
 class Tasks:
-    """``GET /task`` answers which task served it: its number in ``seen``."""
+    """``GET /task`` answers which task served it: its number in ``seen``; ``GET /variable``
+    too, after it, what ``VARIABLE`` was, then sets it."""
 
     def __init__(self) -> None:
         self.seen: list[trio.lowlevel.Task] = []
@@ -32,8 +37,14 @@ class Tasks:
             self.seen.append(current)
         return Response.text(str(self.seen.index(current)))
 
+    async def variable(self) -> Response:
+        before = VARIABLE.get()
+        VARIABLE.set("set by a stream before")
+        served_by = (await self.task()).body.decode()
+        return Response.text(f"{served_by} {before}")
+
     def router(self, lab: Lab) -> Router:
-        return router(lab).get("/task", self.task)
+        return router(lab).get("/task", self.task).get("/variable", self.variable)
 
 
 async def served_by(peer: RawPeer, stream_id: int) -> int:
@@ -133,3 +144,15 @@ async def test_waiting_workers_end_with_their_connection() -> None:
         await trio.testing.wait_all_tasks_blocked()  # (a worker left waiting is blocked too)
         assert connections(server) == []
         assert connection.workers.waiting == 0
+
+
+async def test_a_variable_a_stream_set_is_not_seen_by_the_next_stream_of_its_worker() -> None:
+    lab, tasks = Lab(), Tasks()
+    async with h2_server(tasks.router(lab)) as (server, nursery):
+        peer = await connect(server, nursery)
+        await overlapping(peer, lab)
+        answers = []
+        for sid in (5, 7, 9):
+            await peer.request(sid, b"GET", b"/variable")
+            answers.append(bytes((await peer.response(sid)).body))
+        assert answers == [b"0 unset"] * 3  # one worker, a fresh context each time

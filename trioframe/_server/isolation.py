@@ -7,9 +7,9 @@ requests of an HTTP/1.1 keep-alive connection, which behind a pooling proxy may 
 another client). The server therefore serves each request as
 ``in_context(base.copy(), serve(...))``, where ``base`` is the context its connection started
 with: every request starts from that context, and nothing it sets is seen outside it (its
-middleware, handler, streamed body and WebSocket session all run inside it). A task that
-serves one request and ends (an HTTP/2 stream) gets that from trio already: a new task runs in
-a copy of its parent's context.
+middleware, handler, streamed body and WebSocket session all run inside it). The tasks that
+serve an HTTP/2 connection's streams one after another start each in a fresh copy instead
+(``http2/workers.py``).
 """
 
 from __future__ import annotations

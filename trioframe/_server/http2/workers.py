@@ -11,12 +11,15 @@ none: an idle connection costs no more than it did before its first request.
 A stream's scope is cancelled only while its worker serves it (the connection cancels the
 exchanges it still holds, and an exchange drops the worker's scope once it is done); a worker
 whose scope was cancelled, by a reset, a timeout or a deadline that passed as the handler
-returned, ends with its stream, and the next stream gets a new worker. Waiting workers hold
+returned, ends with its stream, and the next stream gets a new worker. Each stream runs in
+its own copy of the context the connection started with, as a new task would: nothing one
+stream sets in a ``ContextVar`` is seen by the next its worker serves. Waiting workers hold
 no stream and end when the connection's nursery is cancelled, as the connection closes.
 """
 
 from __future__ import annotations
 
+import contextvars
 import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -41,7 +44,7 @@ class StreamWorkers:
     measured variant) and ``state`` in a worker task, then call ``done`` with it (also when it
     was cancelled or failed); ``done`` runs before the worker waits for another stream."""
 
-    __slots__ = ("_done", "_idle", "_serve", "_state", "kept")
+    __slots__ = ("_context", "_done", "_idle", "_serve", "_state", "kept")
 
     def __init__(
         self,
@@ -50,6 +53,8 @@ class StreamWorkers:
         done: Callable[[HTTP2Exchange], None],
     ) -> None:
         self._serve, self._state, self._done = serve, state, done
+        #: the context the connection started with, a copy of which each stream runs in
+        self._context = contextvars.copy_context()
         #: the workers waiting for a stream, and their scopes (a stack)
         self._idle: list[tuple[trio.lowlevel.Task, trio.CancelScope]] = []
         #: whether workers wait for the next stream: once two streams were in progress at once
@@ -68,6 +73,9 @@ class StreamWorkers:
             self.kept = True
         if self._idle:
             task, exchange.scope = self._idle.pop()
+            # trio runs each step of a task in ``task.context``: from its next step (as the
+            # stream starts) the worker runs in a fresh copy, as a new task would.
+            task.context = self._context.copy()
             trio.lowlevel.reschedule(task, Value(exchange))
         else:
             exchange.scope = trio.CancelScope()
