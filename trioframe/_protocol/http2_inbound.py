@@ -28,6 +28,8 @@ from typing import Any
 import h2.connection
 from h2.connection import ConnectionInputs, ConnectionState
 from h2.events import DataReceived, RequestReceived, StreamEnded
+from h2.exceptions import FlowControlError, InvalidBodyLengthError
+from h2.settings import SettingCodes
 from h2.stream import H2Stream, StreamClosedBy, StreamState
 from h2.utilities import is_informational_response
 
@@ -36,6 +38,8 @@ __all__ = ["open_stream", "receive_body"]
 _SERVER_OPEN = ConnectionState.SERVER_OPEN
 _OPEN, _HALF_CLOSED_REMOTE = StreamState.OPEN, StreamState.HALF_CLOSED_REMOTE
 _CLOSED = StreamState.CLOSED
+_INITIAL_WINDOW_SIZE = SettingCodes.INITIAL_WINDOW_SIZE
+_SHRUNK = "Flow control window shrunk below 0"  # (h2's message)
 _decode_headers = h2.connection._decode_headers
 
 
@@ -52,11 +56,11 @@ def open_stream(
     connection = machine.state_machine
     if connection.state is not _SERVER_OPEN:
         connection.process_input(ConnectionInputs.RECV_HEADERS)
-    stream = H2Stream(
+    stream = H2Stream(  # (the settings' current values, ``[0]``, read as h2's properties do)
         stream_id,
         machine.config,
-        machine.local_settings.initial_window_size,
-        machine.remote_settings.initial_window_size,
+        machine.local_settings._settings[_INITIAL_WINDOW_SIZE][0],
+        machine.remote_settings._settings[_INITIAL_WINDOW_SIZE][0],
     )
     stream.max_outbound_frame_size = machine.max_outbound_frame_size
     machine.streams[stream_id] = stream
@@ -90,13 +94,22 @@ def receive_body(
     if connection.state is not _SERVER_OPEN:
         connection.process_input(ConnectionInputs.RECV_DATA)
     size = len(data)
-    machine._inbound_flow_control_window_manager.window_consumed(size)
+    window = machine._inbound_flow_control_window_manager  # (``window_consumed``, inline)
+    window.current_window_size -= size
+    if window.current_window_size < 0:
+        raise FlowControlError(_SHRUNK)
     states = stream.state_machine
     if not states.headers_received:  # (h2's check; a stream the client may send on has them)
         return stream.receive_data(data, end, size)[1]
     received = DataReceived(stream_id=stream.stream_id)
-    stream._inbound_window_manager.window_consumed(size)
-    stream._track_content_length(size, end)
+    window = stream._inbound_window_manager
+    window.current_window_size -= size
+    if window.current_window_size < 0:
+        raise FlowControlError(_SHRUNK)
+    received_size = stream._actual_content_length = stream._actual_content_length + size
+    expected = stream._expected_content_length  # (``_track_content_length``'s checks)
+    if expected is not None and (expected < received_size or (end and expected != received_size)):
+        raise InvalidBodyLengthError(expected, received_size)
     received.data = data
     received.flow_controlled_length = size
     if not end:
