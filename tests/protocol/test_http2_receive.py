@@ -141,6 +141,49 @@ def test_a_clients_bytes_read_as_h2_reads_them(
             respond(theirs)
 
 
+@settings(max_examples=200, deadline=None)
+@given(_OPS, st.lists(st.integers(0, 60000), max_size=8), st.lists(st.booleans(), max_size=16))
+def test_acknowledged_data_reopens_the_windows_as_h2s_does(
+    ops: list[Any], cuts: list[int], acks: list[bool]
+) -> None:
+    # ServerMachine.acknowledge_received_data against h2's own, for the body pieces of any
+    # client's bytes (acknowledged as they come, later, or never) and for streams that are
+    # over, unknown or invalid: the same output, the same state, the same errors.
+    data, writes = client_bytes(ops)
+    points = sorted({0, writes[0], len(data), *(cut % (len(data) + 1) for cut in cuts)})
+    ours, theirs = HTTP2Adapter(HTTP2Limits()), HTTP2Adapter(HTTP2Limits())
+    theirs_ack = h2.connection.H2Connection.acknowledge_received_data
+    owed: list[tuple[int, int]] = [(1, 0), (0, 1), (2**31 - 1, 1)]  # (stream id, size)
+    flags = iter([*acks, *[True] * len(data)])
+    for start, end in itertools.pairwise(points):
+        try:
+            events = ours._h2.receive_frames(data[start:end])
+            theirs._h2.receive_frames(data[start:end])
+        except h2.exceptions.ProtocolError:
+            break
+        owed += [(e.stream_id, e.flow_controlled_length) for e in events if hasattr(e, "data")]
+        keep = []
+        for stream_id, size in owed:
+            if not next(flags):
+                keep.append((stream_id, size))
+                continue
+            results = []
+            for adapter, acknowledge in (
+                (ours, type(ours._h2).acknowledge_received_data),
+                (
+                    theirs,
+                    theirs_ack,
+                ),
+            ):
+                try:
+                    acknowledge(adapter._h2, size, stream_id)
+                    results.append(("ok", adapter._h2.data_to_send(), state(adapter)))
+                except Exception as exc:
+                    results.append(("error", type(exc), state(adapter)))
+            assert results[0] == results[1]
+        owed = keep
+
+
 def test_new_streams_skip_h2s_frame_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
     data, _ = client_bytes([("request", True, 0, False, False)])
     position = 24  # the preface, then frames: find the HEADERS frame of stream 1

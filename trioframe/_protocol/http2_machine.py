@@ -18,9 +18,9 @@ import h2.exceptions
 import h2.settings
 import hpack
 from h2.errors import ErrorCodes
-from h2.stream import StreamState
+from h2.stream import STREAM_OPEN, StreamState
 from hpack.table import HeaderTable
-from hyperframe.frame import Frame, RstStreamFrame
+from hyperframe.frame import Frame, RstStreamFrame, WindowUpdateFrame
 
 from .http2_compact import CompactSettings, FrameDispatch, compact_table
 from .http2_encoder import FieldEncoder
@@ -230,6 +230,28 @@ class ServerMachine(h2.connection.H2Connection):
         count = super().open_inbound_streams
         self._next_walk = 2 * len(self.streams) + 64
         return count
+
+    def acknowledge_received_data(self, acknowledged_size: int, stream_id: int) -> None:
+        """h2's, without its log call, stream lookup and empty frame list for a stream in the
+        table: the connection's window reopens by ``acknowledged_size``, and the stream's
+        too while it is open in any sense (h2's ``H2Stream.open``), each with a WINDOW_UPDATE
+        once due. Any other stream, and any invalid argument, goes to h2's own (its answers)."""
+        stream = self.streams.get(stream_id)
+        if stream is None or acknowledged_size < 0:
+            super().acknowledge_received_data(acknowledged_size, stream_id)
+            return
+        increment = self._inbound_flow_control_window_manager.process_bytes(acknowledged_size)
+        if STREAM_OPEN[stream.state_machine.state]:
+            frames = stream.acknowledge_received_data(acknowledged_size)
+        elif not increment:
+            return
+        else:
+            frames = []
+        if increment:
+            update = WindowUpdateFrame(0)
+            update.window_increment = increment
+            frames.insert(0, update)
+        self._prepare_for_sending(frames)
 
     def _prepare_for_sending(self, frames: list[Frame]) -> None:
         if frames:  # (h2 calls this once for every frame it receives, mostly with none)
