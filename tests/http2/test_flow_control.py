@@ -97,7 +97,7 @@ async def test_a_stream_buffers_at_most_its_window(
             return
         await settle(peer)
         (connection,) = connections(server)
-        assert connection.exchanges[1]._buffered == window + extra
+        assert connection.exchanges[1].buffered == window + extra
         await peer.send_body(1, b"")
         lab.release("a")
         assert bytes((await peer.response(1)).body) == b"held %d" % (window + extra)
@@ -124,7 +124,7 @@ async def test_all_streams_together_buffer_at_most_the_connection_window(
             return
         await settle(peer)
         (connection,) = connections(server)
-        assert sum(e._buffered for e in connection.exchanges.values()) == total + extra
+        assert sum(e.buffered for e in connection.exchanges.values()) == total + extra
         assert stream_updates(peer, 0) == total - 65535  # only the initial one
         await peer.send_body(1, b"")
         lab.release("a")  # stream 1's handler reads: the connection window reopens

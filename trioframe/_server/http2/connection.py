@@ -356,7 +356,8 @@ class HTTP2Connection:
         self._window_waiters.pop(exchange, None)
         self.active -= 1
         adapter = self.adapter
-        if not self.peer_gone:
+        whole = exchange.response_ended and exchange.body_ended and not exchange.buffered
+        if not (self.peer_gone or whole):  # (whole, the usual: nothing to reset or hand back)
             if not exchange.response_ended:  # aborted, or the client reset it
                 cancelled = exchange.gone or exchange.scope.cancel_called
                 code = ErrorCodes.CANCEL if cancelled else ErrorCodes.INTERNAL_ERROR

@@ -102,7 +102,8 @@ class HTTP2Exchange(Exchange):
         self.connection = connection
         self.stream_id = stream_id
         self._body: deque[tuple[bytes, int]] = deque()
-        self._buffered = 0  # window bytes in ``_body``
+        #: the window bytes of the body pieces held and not yet read (``_body``)
+        self.buffered = 0
         self.body_fed = 0  # body bytes received so far
         self.body_ended = body_ended
         #: the head was refused (malformed): its error answer earns no flood credit
@@ -118,7 +119,7 @@ class HTTP2Exchange(Exchange):
     def feed(self, data: bytes, flow_length: int) -> None:
         if data:
             self._body.append((data, flow_length))
-            self._buffered += flow_length
+            self.buffered += flow_length
             self.body_fed += len(data)
         elif flow_length:  # padding only: nothing to hand over, the window reopens now
             self.connection.adapter.consumed(self.stream_id, flow_length)
@@ -157,10 +158,10 @@ class HTTP2Exchange(Exchange):
 
     def drop_body(self) -> None:
         """Drop what is buffered of the body (the stream is over): its window reopens."""
-        if self._buffered:
-            self.connection.adapter.consumed(self.stream_id, self._buffered)
+        if self.buffered:
+            self.connection.adapter.consumed(self.stream_id, self.buffered)
         self._body.clear()
-        self._buffered = 0
+        self.buffered = 0
 
     def drainable(self, max_drain_size: int) -> bool:
         """Whether the rest of a request body the response did not wait for is small enough
@@ -211,7 +212,7 @@ class HTTP2Exchange(Exchange):
         """Hand over the oldest buffered piece of body (there is one): its window reopens
         and it counts as work read by the handler."""
         data, flow_length = self._body.popleft()
-        self._buffered -= flow_length
+        self.buffered -= flow_length
         self.connection.adapter.consumed(self.stream_id, flow_length, read=True)
         self.connection.wake_writer()
         return data
