@@ -286,13 +286,11 @@ class HTTP2Adapter:
     @property
     def pending(self) -> int:
         """Bytes queued for the client and not yet taken."""
-        self._take_output()
-        return len(self._out)
+        return len(self._out) + len(self._h2._data_to_send)  # (what h2 queued, then ours)
 
     def _take_output(self) -> None:
-        data = self._h2.data_to_send()
-        if data:
-            self._out += data
+        if self._h2._data_to_send:
+            self._out += self._h2.data_to_send()
 
     def send_headers(self, stream_id: int, status: int, headers: list[Header], end: bool) -> None:
         """Queue a response head (``:status`` first; fields HTTP/2 forbids are dropped).
@@ -308,7 +306,8 @@ class HTTP2Adapter:
         frames = queue_response(self._h2, stream_id, status, _fields(status, headers), body)
         if frames is None:
             return False
-        self._take_output()
+        if self._h2._data_to_send:  # (what h2 queued before goes out first)
+            self._take_output()
         self._out += frames
         if body and earned:
             self.meter.credit()
