@@ -19,6 +19,7 @@ import h2.settings
 import hpack
 from h2.errors import ErrorCodes
 from h2.stream import STREAM_OPEN, StreamState
+from h2.windows import WindowManager
 from hpack.table import HeaderTable
 from hyperframe.frame import Frame, RstStreamFrame, WindowUpdateFrame
 
@@ -158,8 +159,11 @@ class ServerMachine(h2.connection.H2Connection):
                 direct = self._direct(kind, stream_id)
             if direct is not None:
                 payload = view[position + FRAME_HEADER_SIZE : end].tobytes()
-                end_stream = bool(flags & END_STREAM)
-                events += self._as_frame_dispatch(direct, stream_id, payload, end_stream)
+                try:
+                    events += direct(stream_id, payload, bool(flags & END_STREAM))
+                except h2.exceptions.ProtocolError as exc:  # (as h2's frame dispatch ends it:
+                    self._terminate_connection(exc.error_code)  # those frames raise no error
+                    raise  # it would turn into a reset)
                 start = end
             position = end
         if start < size:
@@ -198,17 +202,6 @@ class ServerMachine(h2.connection.H2Connection):
         except h2.exceptions.InvalidBodyLengthError:
             return self._reset_malformed(stream_id, len(data))[1]
 
-    def _as_frame_dispatch(
-        self, read: Callable[[int, bytes, bool], list[Any]], stream_id: int, data: bytes, end: bool
-    ) -> list[Any]:
-        """A frame read directly, a connection error ending the connection as h2's frame
-        dispatch ends it (those frames raise no error it would turn into a reset)."""
-        try:
-            return read(stream_id, data, end)
-        except h2.exceptions.ProtocolError as exc:
-            self._terminate_connection(exc.error_code)
-            raise
-
     @property
     def open_inbound_streams(self) -> int:
         """At least the number of open streams. h2 reads this for every new stream, only to
@@ -232,26 +225,25 @@ class ServerMachine(h2.connection.H2Connection):
         return count
 
     def acknowledge_received_data(self, acknowledged_size: int, stream_id: int) -> None:
-        """h2's, without its log call, stream lookup and empty frame list for a stream in the
+        """h2's, without its log calls, stream lookup and empty frame list for a stream in the
         table: the connection's window reopens by ``acknowledged_size``, and the stream's
         too while it is open in any sense (h2's ``H2Stream.open``), each with a WINDOW_UPDATE
-        once due. Any other stream, and any invalid argument, goes to h2's own (its answers)."""
+        once due (``_reopen``). Any other stream, and any invalid argument, goes to h2's own
+        (its answers)."""
         stream = self.streams.get(stream_id)
         if stream is None or acknowledged_size < 0:
             super().acknowledge_received_data(acknowledged_size, stream_id)
             return
-        increment = self._inbound_flow_control_window_manager.process_bytes(acknowledged_size)
-        if STREAM_OPEN[stream.state_machine.state]:
-            frames = stream.acknowledge_received_data(acknowledged_size)
-        elif not increment:
-            return
-        else:
-            frames = []
+        frames: list[Frame] = []
+        increment = _reopen(self._inbound_flow_control_window_manager, acknowledged_size)
         if increment:
-            update = WindowUpdateFrame(0)
-            update.window_increment = increment
-            frames.insert(0, update)
-        self._prepare_for_sending(frames)
+            frames.append(_window_update(0, increment))
+        if STREAM_OPEN[stream.state_machine.state]:
+            increment = _reopen(stream._inbound_window_manager, acknowledged_size)
+            if increment:
+                frames.append(_window_update(stream_id, increment))
+        if frames:
+            self._prepare_for_sending(frames)
 
     def _prepare_for_sending(self, frames: list[Frame]) -> None:
         if frames:  # (h2 calls this once for every frame it receives, mostly with none)
@@ -295,3 +287,21 @@ class ServerMachine(h2.connection.H2Connection):
         self.malformed.append((stream_id, window))
         self.reset_stream(stream_id, ErrorCodes.PROTOCOL_ERROR)
         return [], []
+
+
+def _reopen(window: WindowManager, size: int) -> int | None:
+    """``window.process_bytes(size)``: ``size`` more bytes processed, and the increment of
+    the WINDOW_UPDATE due, if any. While the window is not exhausted and less than half of it
+    has been processed, none is due by h2's rule and only the count grows; otherwise h2's
+    own step decides."""
+    processed = window._bytes_processed + size
+    if processed and window.current_window_size and processed < window.max_window_size // 2:
+        window._bytes_processed = processed
+        return 0
+    return window.process_bytes(size)
+
+
+def _window_update(stream_id: int, increment: int) -> WindowUpdateFrame:
+    frame = WindowUpdateFrame(stream_id)
+    frame.window_increment = increment
+    return frame
