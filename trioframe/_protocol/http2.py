@@ -35,6 +35,7 @@ import h2.events
 import h2.exceptions
 import h2.settings
 from h2.errors import ErrorCodes
+from h2.events import DataReceived, RequestReceived, StreamEnded
 from h2.stream import StreamState
 from hyperframe.frame import GoAwayFrame
 
@@ -190,8 +191,29 @@ class HTTP2Adapter:
         # answered with RST_STREAM (DATA or HEADERS on a closed stream), is overhead.
         self.meter.charge(self._h2.resets_sent - resets)
         events: list[Event] = []
-        for event in h2_events:
-            self._translate(event, events)
+        for event in h2_events:  # (the kinds of every request in place, the others aside)
+            kind = type(event)
+            if kind is RequestReceived:
+                self._request(event, events)
+            elif kind is DataReceived:
+                started = events[-1] if events else None
+                if (
+                    type(started) is RequestStarted
+                    and started.stream_id == event.stream_id
+                    and event.stream_ended is not None
+                    and not started.ended
+                ):  # the whole body right after its head: one event for both
+                    body = (event.data, event.flow_controlled_length)
+                    events[-1] = RequestStarted(event.stream_id, started.head, True, body)
+                    self._ended_with_head = event.stream_ended
+                else:
+                    length = event.flow_controlled_length
+                    events.append(BodyReceived(event.stream_id, event.data, length))
+            elif kind is StreamEnded:  # also after a RequestReceived or DataReceived
+                if event is not self._ended_with_head:  # (RequestStarted said it: ``ended``)
+                    events.append(BodyEnded(event.stream_id))
+            else:
+                self._translate(event, events)
         for stream_id, window in self._h2.malformed:
             events.append(StreamReset(stream_id))
             if window:
@@ -205,27 +227,9 @@ class HTTP2Adapter:
         return events
 
     def _translate(self, event: Any, events: list[Event]) -> None:
+        """The events of the h2 events ``receive`` does not read in place."""
         kind = type(event)
-        if kind is h2.events.RequestReceived:
-            self._request(event, events)
-        elif kind is h2.events.DataReceived:
-            started = events[-1] if events else None
-            if (
-                type(started) is RequestStarted
-                and started.stream_id == event.stream_id
-                and event.stream_ended is not None
-                and not started.ended
-            ):  # the whole body right after its head: one event for both
-                body = (event.data, event.flow_controlled_length)
-                events[-1] = RequestStarted(event.stream_id, started.head, True, body)
-                self._ended_with_head = event.stream_ended
-            else:
-                data, length = event.data, event.flow_controlled_length
-                events.append(BodyReceived(event.stream_id, data, length))
-        elif kind is h2.events.StreamEnded:  # also after a RequestReceived or DataReceived
-            if event is not self._ended_with_head:  # (RequestStarted said it: ``ended``)
-                events.append(BodyEnded(event.stream_id))
-        elif kind is h2.events.StreamReset:  # by the client, or by h2 (charged in receive)
+        if kind is h2.events.StreamReset:  # by the client, or by h2 (charged in receive)
             events.append(StreamReset(event.stream_id))
         elif kind is h2.events.WindowUpdated:
             events.append(WindowOpened(event.stream_id))
@@ -356,15 +360,16 @@ class HTTP2Adapter:
         stream = self._h2.streams.get(stream_id)
         return stream is not None and stream.state_machine.state in _REMOTE_OPEN
 
-    def consumed(self, stream_id: int, flow_length: int, *, read: bool = False) -> None:
+    def consumed(self, stream_id: int, flow_length: int, *, read: bool = False) -> bool:
         """The server dropped ``flow_length`` window bytes of the stream's body, or a handler
         read them (``read``: work done, for the flood account): the stream and connection
         windows reopen by that much (WINDOW_UPDATE once half a window is due); nothing after
-        an error GOAWAY."""
+        an error GOAWAY. Returns whether h2 has output queued (the writer is due)."""
         if read:
             self.meter.credit()
         if flow_length and not self.closed:
             self._h2.acknowledge_received_data(flow_length, stream_id)
+        return bool(self._h2._data_to_send)
 
     def refuse(self, stream_id: int) -> None:
         """Refuse a new stream (too many in progress): RST_STREAM(REFUSED_STREAM)."""

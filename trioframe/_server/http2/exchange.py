@@ -123,7 +123,8 @@ class HTTP2Exchange(Exchange):
             self.body_fed += len(data)
         elif flow_length:  # padding only: nothing to hand over, the window reopens now
             self.connection.adapter.consumed(self.stream_id, flow_length)
-        self.wake()
+        if self._wakeup is not None:
+            self.wake()
 
     def feed_end(self) -> None:
         self.body_ended = True
@@ -213,8 +214,8 @@ class HTTP2Exchange(Exchange):
         and it counts as work read by the handler."""
         data, flow_length = self._body.popleft()
         self.buffered -= flow_length
-        self.connection.adapter.consumed(self.stream_id, flow_length, read=True)
-        self.connection.wake_writer()
+        if self.connection.adapter.consumed(self.stream_id, flow_length, read=True):
+            self.connection.wake_writer()  # (a WINDOW_UPDATE)
         return data
 
     @property
