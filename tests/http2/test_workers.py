@@ -156,3 +156,21 @@ async def test_a_variable_a_stream_set_is_not_seen_by_the_next_stream_of_its_wor
             await peer.request(sid, b"GET", b"/variable")
             answers.append(bytes((await peer.response(sid)).body))
         assert answers == [b"0 unset"] * 3  # one worker, a fresh context each time
+
+
+async def test_a_worker_whose_stream_was_cancelled_is_not_reused() -> None:
+    # GET /task never waits: reset before its worker runs, its handler still returns
+    # normally, and the cancellation that never arrived stays on the worker's scope; that
+    # worker ends, and the next stream (which waits) is not cancelled by it.
+    lab, tasks = Lab(), Tasks()
+    async with h2_server(tasks.router(lab)) as (server, nursery):
+        peer = await connect(server, nursery)
+        await overlapping(peer, lab)
+        await peer.send(peer.headers_frame(5, request_fields(b"GET", b"/task")), rst_stream(5))
+        await peer.request(7, b"GET", b"/wait/next")
+        await lab.started["next"].wait()
+        lab.release("next")
+        assert (await peer.response(7)).status == 200
+        assert lab.cancelled == []
+        lab.release("hold")
+        assert (await peer.response(1)).status == 200

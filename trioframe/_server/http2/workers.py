@@ -99,14 +99,12 @@ class StreamWorkers:
             with first.scope as scope:
                 while exchange is not None:
                     await self._serve(exchange, self._state)
-                    if scope.cancel_called:
-                        break  # (a deadline passed as the handler returned: the scope is spent)
-                    if scope.deadline != math.inf:
+                    if scope.deadline != math.inf:  # (what the stream left, not the next's)
                         scope.deadline = math.inf
                     done, exchange = exchange, None
                     self._done(done)
                     done.scope = UNSERVED  # (what still holds it cannot reach the next stream)
-                    if self.kept:
+                    if self.kept:  # (a scope cancelled as the handler returned ends it here)
                         exchange = await self._next(scope)
             if scope.cancelled_caught and exchange is not None:
                 await answer_cancelled(exchange)
