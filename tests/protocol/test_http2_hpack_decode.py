@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trioframe._protocol.http2_machine import BoundedDecoder
+from trioframe._protocol.http2_decoder import BoundedDecoder
 
 LIMIT = 600  # small enough for generated lists to cross it
 

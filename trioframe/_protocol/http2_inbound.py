@@ -33,6 +33,8 @@ from h2.settings import SettingCodes
 from h2.stream import H2Stream, StreamClosedBy, StreamState
 from h2.utilities import is_informational_response
 
+from .http2_decoder import BoundedDecoder
+
 __all__ = ["open_stream", "receive_body"]
 
 _SERVER_OPEN = ConnectionState.SERVER_OPEN
@@ -52,7 +54,12 @@ def open_stream(
     ``ProtocolError`` when the block cannot be decoded or the connection is closed (before
     the stream exists), and one from the stream's Content-Length (after)."""
     machine.open_inbound_streams  # noqa: B018 (h2 reads it here; it drops closed streams)
-    headers = _decode_headers(machine.decoder, block)
+    decoder = machine.decoder  # (a ``BoundedDecoder``: its one-byte fields read at once)
+    if type(decoder) is BoundedDecoder and (indexed := decoder.indexed_only(block)) is not None:
+        headers: Any = indexed
+        decoder.blocks += 1
+    else:
+        headers = _decode_headers(decoder, block)
     connection = machine.state_machine
     if connection.state is not _SERVER_OPEN:
         connection.process_input(ConnectionInputs.RECV_HEADERS)

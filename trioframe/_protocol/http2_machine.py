@@ -9,34 +9,28 @@ Nothing here imports trio.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import h2.config
 import h2.connection
 import h2.exceptions
 import h2.settings
-import hpack
 from h2.errors import ErrorCodes
 from h2.stream import STREAM_OPEN, StreamState
 from h2.windows import WindowManager
-from hpack.table import HeaderTable
 from hyperframe.frame import Frame, RstStreamFrame, WindowUpdateFrame
 
 from .http2_compact import CompactSettings, FrameDispatch, compact_table
+from .http2_decoder import BoundedDecoder
 from .http2_encoder import FieldEncoder
 from .http2_frames import DATA, END_HEADERS, END_STREAM, FRAME_HEADER_SIZE, HEADERS
 from .http2_inbound import open_stream, receive_body
 
-__all__ = ["BoundedDecoder", "ServerMachine", "ServerSettings"]
+__all__ = ["ServerMachine", "ServerSettings"]
 
-_STATIC_LENGTH = HeaderTable.STATIC_TABLE_LENGTH
 #: The stream states in which a client may send DATA.
 _RECEIVING = frozenset({StreamState.OPEN, StreamState.HALF_CLOSED_LOCAL})
 _DIRECT = frozenset({HEADERS, DATA})  # the frame types receive_frames may hand over directly
-#: ``hpack.HeaderTuple(name, value)`` without its Python-level ``__new__``
-_header_tuple = partial(tuple.__new__, hpack.HeaderTuple)
-_STATIC_FIELDS = [_header_tuple(entry) for entry in HeaderTable.STATIC_TABLE]  # immutable
 
 
 class ServerSettings(CompactSettings):
@@ -50,56 +44,6 @@ class ServerSettings(CompactSettings):
     @max_concurrent_streams.setter
     def max_concurrent_streams(self, value: int) -> None:
         self[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] = value
-
-
-class BoundedDecoder(hpack.Decoder):
-    """HPACK decoding with a fixed hard limit on a header list's decoded size (past it the
-    connection ends: an HPACK bomb), counting the blocks it decoded. A block of one-byte
-    indexed fields only is read without hpack's general loop (``_indexed_only``)."""
-
-    def __init__(self, hard_limit: int) -> None:
-        self._hard_limit = hard_limit
-        self.blocks = 0
-        super().__init__(max_header_list_size=hard_limit)
-
-    @property
-    def max_header_list_size(self) -> int:
-        return self._hard_limit
-
-    @max_header_list_size.setter
-    def max_header_list_size(self, value: int) -> None:
-        pass  # h2 sets the announced limit on acknowledgement: the hard limit stays
-
-    def decode(self, data: bytes, raw: bool = False) -> Any:
-        indexed = self._indexed_only(data) if raw else None
-        headers = super().decode(data, raw) if indexed is None else indexed
-        self.blocks += 1
-        return headers
-
-    def _indexed_only(self, data: bytes) -> list[hpack.HeaderTuple] | None:
-        """The fields of a block made only of one-byte indexed fields (indexes 1 to 126: a
-        request a client has sent before names every field by index), what hpack would
-        decode from it; ``None`` for any other block, and for one hpack would refuse (an
-        index past the table, a list past the limit, a table still larger than allowed),
-        which hpack then decodes or refuses itself."""
-        dynamic = self.header_table.dynamic_entries
-        headers = []
-        size = 0
-        for byte in data:
-            if not 0x81 <= byte <= 0xFE:
-                return None
-            index = byte - 0x81
-            if index < _STATIC_LENGTH:
-                field = _STATIC_FIELDS[index]
-            elif index - _STATIC_LENGTH < len(dynamic):
-                field = _header_tuple(dynamic[index - _STATIC_LENGTH])
-            else:
-                return None
-            headers.append(field)
-            size += len(field[0]) + len(field[1]) + 32
-        if size > self._hard_limit or self.header_table.maxsize > self.max_allowed_table_size:
-            return None
-        return headers
 
 
 class ServerMachine(h2.connection.H2Connection):
@@ -220,8 +164,18 @@ class ServerMachine(h2.connection.H2Connection):
         self._walk_streams()
 
     def _walk_streams(self) -> int:
-        count = super().open_inbound_streams
-        self._next_walk = 2 * len(self.streams) + 64
+        """h2's count of the open inbound streams (``_open_streams``): the closed ones leave
+        the table for ``_closed_streams``, as there, without three property calls a stream."""
+        count, closed, streams = 0, [], self.streams
+        for stream_id, stream in streams.items():
+            state = stream.state_machine.state
+            if STREAM_OPEN[state] and stream_id % 2:  # (a client's stream ids are odd)
+                count += 1
+            elif state is StreamState.CLOSED:
+                closed.append(stream_id)
+        for stream_id in closed:
+            self._closed_streams[stream_id] = streams.pop(stream_id).state_machine.stream_closed_by
+        self._next_walk = 2 * len(streams) + 64
         return count
 
     def acknowledge_received_data(self, acknowledged_size: int, stream_id: int) -> None:
