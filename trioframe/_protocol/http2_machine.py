@@ -8,7 +8,6 @@ Nothing here imports trio.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import h2.config
@@ -95,16 +94,27 @@ class ServerMachine(h2.connection.H2Connection):
                 stream_id = int.from_bytes(view[position + 5 : position + 9]) & 0x7FFFFFFF
                 direct = self._direct(kind, stream_id)
             else:
-                direct = None
-            if direct is not None and start < position:
+                direct = False
+            if direct and start < position:
                 # What came before first: the state it leaves counts, and may refuse it now.
                 events += self.receive_data(view[start:position])
                 start = position
                 direct = self._direct(kind, stream_id)
-            if direct is not None:
+            if direct:
                 payload = view[position + FRAME_HEADER_SIZE : end].tobytes()
-                try:
-                    events += direct(stream_id, payload, bool(flags & END_STREAM))
+                ended = bool(flags & END_STREAM)
+                try:  # each frame's errors as h2's handlers handle them (a reset of its stream)
+                    if kind == HEADERS:
+                        decoded = self._decoder.blocks
+                        try:
+                            events += open_stream(self, stream_id, payload, ended)
+                        except h2.exceptions.ProtocolError as exc:
+                            events += self._head_failed(exc, stream_id, decoded)
+                    else:
+                        try:
+                            events += receive_body(self, self.streams[stream_id], payload, ended)
+                        except h2.exceptions.InvalidBodyLengthError:
+                            events += self._reset_malformed(stream_id, len(payload))[1]
                 except h2.exceptions.ProtocolError as exc:  # (as h2's frame dispatch ends it:
                     self._terminate_connection(exc.error_code)  # those frames raise no error
                     raise  # it would turn into a reset)
@@ -114,37 +124,18 @@ class ServerMachine(h2.connection.H2Connection):
             events += self.receive_data(view[start:])
         return events
 
-    def _direct(self, kind: int, stream_id: int) -> Callable[[int, bytes, bool], list[Any]] | None:
-        """How ``receive_frames`` reads a HEADERS or DATA frame without padding or priority
-        directly, or ``None`` when h2 must read it: a HEADERS frame that does not open a new
-        stream (trailers, a stream id reused: h2's checks), a DATA frame on a stream closed,
-        unknown or that the client may no longer send on (h2's answers), and any frame while
-        a header block is open."""
+    def _direct(self, kind: int, stream_id: int) -> bool:
+        """Whether ``receive_frames`` reads a HEADERS or DATA frame without padding or
+        priority directly (``open_stream``, ``receive_body``); not when h2 must read it: a
+        HEADERS frame that does not open a new stream (trailers, a stream id reused: h2's
+        checks), a DATA frame on a stream closed, unknown or that the client may no longer
+        send on (h2's answers), and any frame while a header block is open."""
         if self.incoming_buffer._headers_buffer:
-            return None
+            return False
         if kind == HEADERS:
-            if not stream_id & 1 or stream_id <= self.highest_inbound_stream_id:
-                return None
-            return self._open_stream_or_reset
+            return bool(stream_id & 1) and stream_id > self.highest_inbound_stream_id
         stream = self.streams.get(stream_id)
-        if stream is None or stream.state_machine.state not in _RECEIVING:
-            return None
-        return self._receive_body_or_reset
-
-    def _open_stream_or_reset(self, stream_id: int, block: bytes, end: bool) -> list[Any]:
-        """``open_stream``, its errors handled as ``_receive_headers_frame`` handles h2's."""
-        decoded = self._decoder.blocks
-        try:
-            return open_stream(self, stream_id, block, end)
-        except h2.exceptions.ProtocolError as exc:
-            return self._head_failed(exc, stream_id, decoded)
-
-    def _receive_body_or_reset(self, stream_id: int, data: bytes, end: bool) -> list[Any]:
-        """``receive_body``, its errors handled as ``_receive_data_frame`` handles h2's."""
-        try:
-            return receive_body(self, self.streams[stream_id], data, end)
-        except h2.exceptions.InvalidBodyLengthError:
-            return self._reset_malformed(stream_id, len(data))[1]
+        return stream is not None and stream.state_machine.state in _RECEIVING
 
     @property
     def open_inbound_streams(self) -> int:
