@@ -3,7 +3,11 @@ and N+1, header blocks bounded in frames and bytes, and frame headers split acro
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trioframe._protocol.http2_frames import (
     CONTINUATION,
@@ -203,3 +207,56 @@ def test_a_flood_stops_the_scan_where_it_is_found() -> None:
     with pytest.raises(Flood):
         m.scan(ping * 10, 4 * 17)  # the sixth PING
     assert m.overhead == 6
+
+
+_FRAMES = st.lists(
+    st.tuples(
+        st.sampled_from([DATA, HEADERS, CONTINUATION, SETTINGS, PING, RST_STREAM, 0xFA]),
+        st.sampled_from([0, END_STREAM, END_HEADERS, END_STREAM | END_HEADERS, ACK]),
+        st.binary(max_size=40),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_FRAMES, st.lists(st.integers(1, 400), max_size=10), st.integers(1, 8))
+def test_how_the_reads_are_cut_changes_nothing(
+    frames: list[tuple[int, int, bytes]], cuts: list[int], slice_frames: int
+) -> None:
+    # The same frames read a byte at a time (every frame header split, every payload
+    # skipped in pieces) and in reads cut anywhere (whole headers and payloads read at once):
+    # the same overhead, work, errors and header-block state, and every slice ends where a
+    # frame starts (or at the end of a read).
+    data = b"".join(frame(kind, flags, payload) for kind, flags, payload in frames)
+    starts = set(itertools.accumulate((len(frame(k, f, p)) for k, f, p in frames), initial=0))
+
+    def read(pieces: list[bytes]) -> tuple[object, ...]:
+        m = meter(allowance=5, continuations=2, block=60, slice_frames=slice_frames)
+        offset = 0
+        try:
+            for piece in pieces:
+                position = 0
+                while position < len(piece):
+                    position = m.scan(piece, position)
+                    assert offset + position in starts or position == len(piece)
+                offset += len(piece)
+        except (Flood, FrameTooLarge) as exc:
+            return (type(exc), str(exc), m.overhead)
+        return (m.overhead, m.work, m.in_header_block)
+
+    points = sorted({0, len(data), *(cut % (len(data) + 1) for cut in cuts)})
+    cut = [data[start:end] for start, end in itertools.pairwise(points)]
+    assert read(cut) == read([data[i : i + 1] for i in range(len(data))])
+
+
+@pytest.mark.parametrize("kind", [DATA, HEADERS])
+def test_a_frame_scan_passes_over_counts_nothing(kind: int) -> None:
+    # scan does not hand a DATA frame with a payload, or a HEADERS frame with END_HEADERS,
+    # to the frame rules: they leave the account as it is.
+    for flags in range(256):
+        if (kind == DATA) or flags & END_HEADERS:
+            m = meter()
+            before = (m.overhead, m.in_header_block, vars(m).copy())
+            m._frame(kind, flags, 1)
+            assert (m.overhead, m.in_header_block, vars(m)) == before

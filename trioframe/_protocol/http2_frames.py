@@ -103,19 +103,31 @@ class FrameMeter:
                 continue
             if frames == self.slice_frames:
                 return position
-            need = FRAME_HEADER_SIZE - len(self._partial)
-            if size - position < need:
-                self._partial += data[position:]
-                return size
-            header = self._partial + data[position : position + need]
-            self._partial = b""
-            position += need
+            header: bytes | bytearray
+            if self._partial or size - position < FRAME_HEADER_SIZE:
+                need = FRAME_HEADER_SIZE - len(self._partial)
+                if size - position < need:
+                    self._partial += data[position:]
+                    return size
+                header = self._partial + data[position : position + need]
+                self._partial = b""
+                position += need
+            else:  # (the usual: the whole frame header in this read)
+                header = data[position : position + FRAME_HEADER_SIZE]
+                position += FRAME_HEADER_SIZE
             frames += 1
             length = int.from_bytes(header[:3], "big")
             if length > self.max_frame_size:
                 raise FrameTooLarge(f"a frame of {length} bytes, above {self.max_frame_size}")
-            self._frame(header[3], header[4], length)
-            self._skip = length
+            kind, flags = header[3], header[4]
+            if self._continuations >= 0 or not (
+                (kind == DATA and length) or (kind == HEADERS and flags & END_HEADERS)
+            ):  # (body, or a whole head: nothing to count)
+                self._frame(kind, flags, length)
+            if position + length <= size:  # (the payload is here: skipped at once)
+                position += length
+            else:
+                self._skip, position = position + length - size, size
         return size
 
     def charge(self, count: int = 1) -> None:
