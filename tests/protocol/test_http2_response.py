@@ -62,6 +62,7 @@ def _respond(adapter: HTTP2Adapter, response: Any, *, whole: bool) -> tuple[str,
         adapter.send_headers(stream_id, status, headers, end=not body)
         if body:
             adapter.send_data(stream_id, body, end=True)
+        adapter.response_done()  # (what the exchange does after them)
         return "done", True
     except h2.exceptions.ProtocolError as exc:
         return "error", type(exc)

@@ -72,7 +72,9 @@ def _fields(status: int, headers: list[Header]) -> list[Header]:
     """A response head's fields: ``:status`` first, then ``headers`` but those HTTP/2
     forbids."""
     fields = [(b":status", b"%d" % status)]
-    fields += [(n, v) for n, v in headers if n not in _CONNECTION_SPECIFIC]
+    for field in headers:
+        if field[0] not in _CONNECTION_SPECIFIC:
+            fields.append(field)
     return fields
 
 
@@ -306,15 +308,17 @@ class HTTP2Adapter:
     ) -> bool:
         """Queue a whole response at once (as ``send_headers`` and ``send_data`` would,
         ``http2_response``) if the windows and the frame size take its body now; returns
-        whether it did (nothing is queued when not). Raises what ``send_headers`` raises."""
+        whether it did (nothing is queued when not). A response queued is done: its body
+        and its end count as ``send_data`` and ``response_done`` count them. Raises what
+        ``send_headers`` raises."""
         frames = queue_response(self._h2, stream_id, status, _fields(status, headers), body)
         if frames is None:
             return False
         if self._h2._data_to_send:  # (what h2 queued before goes out first)
             self._take_output()
         self._out += frames
-        if body and earned:
-            self.meter.credit()
+        if earned:
+            self.meter.credit(2 if body else 1)
         return True
 
     def send_data(

@@ -136,10 +136,10 @@ class FrameMeter:
         judges the account."""
         self.overhead += count
 
-    def credit(self) -> None:
-        """The server did work for the client (a response completed, a DATA frame sent, a
-        piece of body read by a handler)."""
-        self.work += 1
+    def credit(self, count: int = 1) -> None:
+        """The server did ``count`` pieces of work for the client (a response completed, a
+        DATA frame sent, a piece of body read by a handler)."""
+        self.work += count
 
     def _frame(self, kind: int, flags: int, length: int) -> None:
         if self._continuations >= 0:  # inside a header block: only its CONTINUATIONs (h2

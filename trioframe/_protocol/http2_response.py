@@ -60,12 +60,19 @@ def queue_response(
     if size > machine.outbound_flow_control_window or size > stream.outbound_flow_control_window:
         return None
     _send_head_and_end(machine, stream, body=bool(body))
-    head = _head(machine.encoder.encode(fields), stream_id, frame_size, end=not body)
+    block = machine.encoder.encode(fields)
+    length = len(block)
+    if length > frame_size:
+        head = _head(block, stream_id, frame_size, end=not body)
+    else:  # (the usual: one HEADERS frame)
+        flags = _END_HEADERS if body else _END_HEADERS | _END_STREAM
+        head = _FRAME_HEADER.pack(length >> 8, length & 0xFF, _HEADERS, flags, stream_id) + block
     if not body:
         return head
     stream.outbound_flow_control_window -= size
     machine.outbound_flow_control_window -= size
-    return head + _header(size, _DATA, _END_STREAM, stream_id) + body
+    data = _FRAME_HEADER.pack(size >> 8, size & 0xFF, _DATA, _END_STREAM, stream_id)
+    return b"".join((head, data, body))
 
 
 def _send_head_and_end(

@@ -238,7 +238,8 @@ class HTTP2Exchange(Exchange):
     async def send_response(self, status: int, headers: list[Header], body: bytes) -> Outcome:
         """Write a whole response whose ``headers`` are final already (``send_whole``, the
         error answers); the exchange's outcome. ``ExchangeGone`` when the stream is gone."""
-        self._check_open()
+        if self.gone:
+            raise ExchangeGone
         self.response_started = True
         adapter, stream_id = self.connection.adapter, self.stream_id
         try:
@@ -248,7 +249,10 @@ class HTTP2Exchange(Exchange):
                 adapter.send_headers(stream_id, status, headers, end=not body)
         except h2.exceptions.ProtocolError:
             raise ExchangeGone from None
-        if whole or not body:
+        if whole:  # (the adapter counted it done)
+            self.response_ended = True
+            self.connection.wake_writer()
+        elif not body:
             self._ended()
         else:
             await self._send(body, end=True)
