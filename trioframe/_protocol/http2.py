@@ -205,8 +205,7 @@ class HTTP2Adapter:
                     and event.stream_ended is not None
                     and not started.ended
                 ):  # the whole body right after its head: one event for both
-                    body = (event.data, event.flow_controlled_length)
-                    events[-1] = RequestStarted(event.stream_id, started.head, True, body)
+                    started.ended, started.body = True, (event.data, event.flow_controlled_length)
                     self._ended_with_head = event.stream_ended
                 else:
                     length = event.flow_controlled_length

@@ -20,12 +20,14 @@ __all__ = [
 ]
 
 
-@attrs.frozen
+@attrs.define
 class RequestStarted:
     """A request head arrived on a new stream; ``ended``: no body follows. ``body``: the
     whole body, when it came in one DATA frame right after the head, as ``BodyReceived``'s
     ``data`` and ``flow_length`` (``ended`` is then true, and no ``BodyReceived`` or
-    ``BodyEnded`` follows for the stream)."""
+    ``BodyEnded`` follows for the stream). Not frozen, unlike the other events: the adapter
+    adds that body to the event it made for the head (and a frozen class's ``__init__``
+    sets each field through ``object.__setattr__``)."""
 
     stream_id: int
     head: RequestHead
