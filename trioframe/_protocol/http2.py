@@ -264,8 +264,8 @@ class HTTP2Adapter:
 
     def _read_head(self, headers: list[Header]) -> RequestHead:
         """``read_request_head`` of ``headers``, remembered for the connection's next request
-        with the same fields (a client asking again for the same resource); each head has a
-        list of fields of its own. Raises ``MalformedHead``."""
+        with the same fields (a client asking again for the same resource): the same head,
+        immutable (its fields a tuple), serves them all. Raises ``MalformedHead``."""
         key = tuple(headers)
         head = self._heads.get(key)
         if head is None:
@@ -275,10 +275,11 @@ class HTTP2Adapter:
                 max_header_list_size=self.limits.max_header_list_size,
                 connect_protocol=True,
             )
+            head = head._replace(headers=tuple(head.headers))
             if len(self._heads) >= _REMEMBERED_HEADS:
                 self._heads.clear()
             self._heads[key] = head
-        return head._replace(headers=list(head.headers))
+        return head
 
     # -- output --------------------------------------------------------------------------------
     def data_to_send(self) -> bytes:
