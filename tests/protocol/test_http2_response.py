@@ -163,6 +163,18 @@ def test_a_repeated_head_is_read_once_and_shared_immutable() -> None:
     second = adapter._read_head([*fields, (b"x-a", b"1")])
     assert first is second and isinstance(first.headers, tuple)  # (nothing can change it)
     assert adapter._read_head([*fields, (b"x-a", b"2")]).headers[-1] == (b"x-a", b"2")
+
+
+@pytest.mark.parametrize("extra", [-1, 0, 1])
+def test_a_head_is_remembered_up_to_2_kib_of_fields(extra: int) -> None:
+    # A connection remembers at most 16 heads of 2 KiB of fields (names and values): a
+    # client sending large heads cannot make each connection hold 16 of 16 KiB.
+    adapter = HTTP2Adapter(HTTP2Limits())
+    fields = [(b":method", b"GET"), (b":scheme", b"https"), (b":authority", b"a"), (b":path", b"/")]
+    size = sum(len(name) + len(value) for name, value in fields) + len(b"x-pad")
+    head = [*fields, (b"x-pad", b"p" * (2048 - size + extra))]
+    remembered = adapter._read_head(head) is adapter._read_head(head)
+    assert remembered is (extra <= 0)
     with pytest.raises(MalformedHead):  # a malformed head is never remembered
         adapter._read_head([*fields, (b"x-a", b"1\r\n")])
     with pytest.raises(MalformedHead):

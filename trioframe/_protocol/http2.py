@@ -78,9 +78,10 @@ def _fields(status: int, headers: list[Header]) -> list[Header]:
     return fields
 
 
-#: Request heads a connection remembers (``HTTP2Adapter._read_head``); it forgets them all
-#: when full.
+#: Request heads a connection remembers (``HTTP2Adapter._read_head``), each of fields of at
+#: most ``_REMEMBERED_HEAD_SIZE`` bytes in all; it forgets them all when full.
 _REMEMBERED_HEADS = 16
+_REMEMBERED_HEAD_SIZE = 2048
 
 
 @attrs.frozen
@@ -265,7 +266,9 @@ class HTTP2Adapter:
     def _read_head(self, headers: list[Header]) -> RequestHead:
         """``read_request_head`` of ``headers``, remembered for the connection's next request
         with the same fields (a client asking again for the same resource): the same head,
-        immutable (its fields a tuple), serves them all. Raises ``MalformedHead``."""
+        immutable (its fields a tuple), serves them all. A head larger than
+        ``_REMEMBERED_HEAD_SIZE`` is read every time (a connection holds at most 16 of 2 KiB).
+        Raises ``MalformedHead``."""
         key = tuple(headers)
         head = self._heads.get(key)
         if head is None:
@@ -276,9 +279,10 @@ class HTTP2Adapter:
                 connect_protocol=True,
             )
             head = head._replace(headers=tuple(head.headers))
-            if len(self._heads) >= _REMEMBERED_HEADS:
-                self._heads.clear()
-            self._heads[key] = head
+            if sum(len(name) + len(value) for name, value in key) <= _REMEMBERED_HEAD_SIZE:
+                if len(self._heads) >= _REMEMBERED_HEADS:
+                    self._heads.clear()
+                self._heads[key] = head
         return head
 
     # -- output --------------------------------------------------------------------------------
