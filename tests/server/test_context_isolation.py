@@ -127,7 +127,7 @@ async def test_a_request_keeps_its_variable_across_its_waits(http2: bool) -> Non
         async def pieces() -> AsyncIterator[bytes]:
             for _ in range(3):
                 yield b"x" * 1000
-                await trio.sleep(0.01)
+                await trio.lowlevel.checkpoint()
 
         posted = [
             (await http.post(served.url + "/pieces", content=pieces())).json() for _ in range(2)
