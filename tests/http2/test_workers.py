@@ -5,7 +5,10 @@ once streams overlap, one per stream otherwise; whatever a stream leaves on its 
 from __future__ import annotations
 
 import contextvars
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
+import attrs
 import trio
 import trio.testing
 
@@ -19,7 +22,7 @@ from tests.http2.support import (
     request_fields,
     rst_stream,
 )
-from trioframe import Response, Router
+from trioframe import Response, Router, Server, ServerConfig
 
 VARIABLE: contextvars.ContextVar[str] = contextvars.ContextVar("variable", default="unset")
 
@@ -54,6 +57,22 @@ async def served_by(peer: RawPeer, stream_id: int) -> int:
     return int(result.body)
 
 
+@attrs.frozen
+class Setup:
+    lab: Lab
+    tasks: Tasks
+    server: Server
+    peer: RawPeer
+
+
+@asynccontextmanager
+async def connected(config: ServerConfig | None = None) -> AsyncIterator[Setup]:
+    """A server of ``Lab`` and ``Tasks`` and one connection to it."""
+    lab, tasks = Lab(), Tasks()
+    async with h2_server(tasks.router(lab), config) as (server, nursery):
+        yield Setup(lab, tasks, server, await connect(server, nursery))
+
+
 async def overlapping(peer: RawPeer, lab: Lab) -> None:
     """Stream 1 waits (``/wait/hold``) while stream 3 is served: streams have overlapped."""
     await peer.request(1, b"GET", b"/wait/hold")
@@ -62,9 +81,8 @@ async def overlapping(peer: RawPeer, lab: Lab) -> None:
 
 
 async def test_a_connection_whose_streams_overlap_reuses_its_workers() -> None:
-    lab, tasks = Lab(), Tasks()
-    async with h2_server(tasks.router(lab)) as (server, nursery):
-        peer = await connect(server, nursery)
+    async with connected() as setup:
+        lab, tasks, server, peer = setup.lab, setup.tasks, setup.server, setup.peer
         await overlapping(peer, lab)
         [connection] = connections(server)
         assert connection.workers.waiting == 1  # stream 3's, waiting for the next stream
@@ -77,9 +95,8 @@ async def test_a_connection_whose_streams_overlap_reuses_its_workers() -> None:
 
 
 async def test_a_connection_with_one_stream_at_a_time_keeps_no_worker() -> None:
-    lab, tasks = Lab(), Tasks()
-    async with h2_server(tasks.router(lab)) as (server, nursery):
-        peer = await connect(server, nursery)
+    async with connected() as setup:
+        server, peer = setup.server, setup.peer
         [connection] = connections(server)
         for number, sid in enumerate((1, 3, 5)):
             assert await served_by(peer, sid) == number  # a new task each time
@@ -91,9 +108,8 @@ async def test_a_stream_reset_before_its_worker_runs_is_cancelled() -> None:
     # HEADERS and RST_STREAM in one read: the stream is handed to a waiting worker and
     # reset before that worker runs; the reset cancels the handler all the same (the
     # worker's scope is the stream's from the moment it is handed over).
-    lab, tasks = Lab(), Tasks()
-    async with h2_server(tasks.router(lab)) as (server, nursery):
-        peer = await connect(server, nursery)
+    async with connected() as setup:
+        lab, server, peer = setup.lab, setup.server, setup.peer
         await overlapping(peer, lab)
         [connection] = connections(server)
         assert connection.workers.waiting == 1
@@ -114,10 +130,9 @@ async def test_a_deadline_a_stream_left_does_not_reach_the_next_one(
     # send_timeout as a deadline on the stream's scope; the stream ends with that deadline
     # still set. The next stream its worker serves waits longer than send_timeout and is
     # still answered.
-    lab, tasks = Lab(), Tasks()
     config = h2_config(send_timeout=10, http2_max_output_buffer=1024)
-    async with h2_server(tasks.router(lab), config) as (server, nursery):
-        peer = await connect(server, nursery)
+    async with connected(config) as setup:
+        lab, tasks, peer = setup.lab, setup.tasks, setup.peer
         await overlapping(peer, lab)
         await peer.request(5, b"GET", b"/big/4000")
         assert len((await peer.response(5)).body) == 4000
@@ -131,9 +146,8 @@ async def test_a_deadline_a_stream_left_does_not_reach_the_next_one(
 
 
 async def test_waiting_workers_end_with_their_connection() -> None:
-    lab, tasks = Lab(), Tasks()
-    async with h2_server(tasks.router(lab)) as (server, nursery):
-        peer = await connect(server, nursery)
+    async with connected() as setup:
+        lab, server, peer = setup.lab, setup.server, setup.peer
         await overlapping(peer, lab)
         lab.release("hold")
         assert (await peer.response(1)).status == 200
@@ -147,9 +161,8 @@ async def test_waiting_workers_end_with_their_connection() -> None:
 
 
 async def test_a_variable_a_stream_set_is_not_seen_by_the_next_stream_of_its_worker() -> None:
-    lab, tasks = Lab(), Tasks()
-    async with h2_server(tasks.router(lab)) as (server, nursery):
-        peer = await connect(server, nursery)
+    async with connected() as setup:
+        lab, peer = setup.lab, setup.peer
         await overlapping(peer, lab)
         answers = []
         for sid in (5, 7, 9):
@@ -162,9 +175,8 @@ async def test_a_worker_whose_stream_was_cancelled_is_not_reused() -> None:
     # GET /task never waits: reset before its worker runs, its handler still returns
     # normally, and the cancellation that never arrived stays on the worker's scope; that
     # worker ends, and the next stream (which waits) is not cancelled by it.
-    lab, tasks = Lab(), Tasks()
-    async with h2_server(tasks.router(lab)) as (server, nursery):
-        peer = await connect(server, nursery)
+    async with connected() as setup:
+        lab, peer = setup.lab, setup.peer
         await overlapping(peer, lab)
         await peer.send(peer.headers_frame(5, request_fields(b"GET", b"/task")), rst_stream(5))
         await peer.request(7, b"GET", b"/wait/next")
