@@ -83,9 +83,8 @@ class HTTP2Connection:
         *("_header_block_since", "_initial", "_new_exchange", "_no_streams", "_nursery"),
         *("_peer_closed", "_ping_acked", "_read_scope", "_serve", "_shutdown_started"),
         *("_window_waiters", "active", "adapter", "client", "exchanges", "idle_since"),
-        *("limits", "options", "output", "output_bound", "peer", "peer_gone", "scheme"),
-        *("_waiting", "state", "stop_reason", "stream", "timeouts", "tls", "wake_writer"),
-        *("workers",),
+        *("_waiting", "limits", "options", "output", "output_bound", "peer", "peer_gone"),
+        *("scheme", "state", "stop_reason", "stream", "timeouts", "tls", "wake_writer", "workers"),
     )
 
     def __init__(

@@ -123,7 +123,7 @@ class HTTP2Exchange(Exchange):
             self.body_fed += len(data)
         elif flow_length:  # padding only: nothing to hand over, the window reopens now
             self.connection.adapter.consumed(self.stream_id, flow_length)
-        if self._wakeup is not None:
+        if self._wakeup is not None:  # (a body fed before its handler waits wakes no one)
             self.wake()
 
     def feed_end(self) -> None:
